@@ -1,0 +1,3 @@
+from memory_guard.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""The tool-calling agent loop (seed 002): stream a turn, run the requested skills, repeat."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from memory_guard.agent import events
+from memory_guard.agent.events import Event
+from memory_guard.agent.llm import ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
+from memory_guard.agent.skills.base import SkillContext
+from memory_guard.agent.skills.registry import SkillRegistry
+from memory_guard.errors import MemoryGuardError
+from memory_guard.ops.metrics import Metrics
+
+
+@dataclass(slots=True)
+class LoopResult:
+    """Filled in while the loop runs; complete only when `completed` is True."""
+
+    final_text: str = ""
+    full_text: str = ""
+    truncated: bool = False
+    company_specific: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    skills_used: list[str] = field(default_factory=list)
+    turns: int = 0
+    completed: bool = False
+
+
+class AgentLoop:
+    def __init__(self, model: ChatModel, registry: SkillRegistry, max_turns: int, metrics: Metrics) -> None:
+        self.model = model
+        self.registry = registry
+        self._max_turns = max_turns
+        self._metrics = metrics
+
+    async def run(
+        self, messages: list[ChatMessage], context: SkillContext, result: LoopResult
+    ) -> AsyncIterator[Event]:
+        tools = self.registry.tools()
+        for _ in range(self._max_turns):
+            result.turns += 1
+            turn_text: list[str] = []
+            calls: list[ToolCallRequest] = []
+            try:
+                async for item in self.model.stream(messages, tools):
+                    if isinstance(item, TextDelta):
+                        turn_text.append(item.text)
+                        yield events.text(item.text)
+                    elif isinstance(item, ToolCallRequest):
+                        calls.append(item)
+                    elif isinstance(item, TurnEnd):
+                        self._count(item, result)
+            except MemoryGuardError:
+                self._metrics.llm_calls.labels(outcome="error").inc()
+                raise
+            self._metrics.llm_calls.labels(outcome="ok").inc()
+            text = "".join(turn_text)
+            result.full_text += text
+            if not calls:
+                result.final_text = text
+                result.completed = True
+                return
+            messages.append(_assistant_turn(text, calls))
+            yield events.status("Exécution des outils…")
+            async for event in self._run_skills(calls, messages, context, result):
+                yield event
+        raise MemoryGuardError(
+            f"the agent did not reach an answer within {self._max_turns} turns", code="agent_turn_limit"
+        )
+
+    def _count(self, end: TurnEnd, result: LoopResult) -> None:
+        result.prompt_tokens += end.prompt_tokens
+        result.completion_tokens += end.completion_tokens
+        result.truncated = result.truncated or end.finish_reason == "length"
+        self._metrics.tokens.labels(kind="prompt").inc(end.prompt_tokens)
+        self._metrics.tokens.labels(kind="completion").inc(end.completion_tokens)
+
+    async def _run_skills(
+        self,
+        calls: list[ToolCallRequest],
+        messages: list[ChatMessage],
+        context: SkillContext,
+        result: LoopResult,
+    ) -> AsyncIterator[Event]:
+        for call in calls:
+            yield events.skill_start(call.name, _params_of(call.arguments))
+            outcome = await self.registry.execute(call.name, call.arguments, context)
+            rendered = json.dumps(outcome.result, ensure_ascii=False, default=str)
+            yield events.skill_result(call.name, rendered)
+            result.skills_used.append(call.name)
+            result.company_specific = result.company_specific or outcome.company_specific
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": rendered})
+
+
+def _params_of(arguments: str) -> object:
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return arguments
+
+
+def _assistant_turn(text: str, calls: list[ToolCallRequest]) -> ChatMessage:
+    return {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in calls
+        ],
+    }

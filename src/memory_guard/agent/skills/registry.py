@@ -1,0 +1,75 @@
+"""The skills registry: tool schemas for the LLM, and safe execution of its calls."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from memory_guard.agent.llm import ToolSchema
+from memory_guard.agent.skills.base import Skill, SkillContext
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SkillOutcome:
+    params: Any
+    result: Any
+    company_specific: bool
+    failed: bool = False
+
+
+class SkillRegistry:
+    def __init__(self, skills: list[Skill] | None = None) -> None:
+        self._skills: dict[str, Skill] = {}
+        for skill in skills or []:
+            self.register(skill)
+
+    def register(self, skill: Skill) -> None:
+        if skill.name in self._skills:
+            raise ValueError(f"a skill named {skill.name!r} is already registered")
+        self._skills[skill.name] = skill
+
+    def __iter__(self) -> Any:
+        return iter(self._skills.values())
+
+    def tools(self) -> list[ToolSchema]:
+        """OpenAI tool definitions, each schema generated from the skill's typed input."""
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": skill.name,
+                    "description": skill.description,
+                    "parameters": skill.input_model.model_json_schema(),
+                },
+            }
+            for skill in self._skills.values()
+        ]
+
+    async def execute(self, name: str, arguments: str, context: SkillContext) -> SkillOutcome:
+        """Run one call. A bad call becomes an error result for the LLM to read, not a failed run."""
+        skill = self._skills.get(name)
+        if skill is None:
+            return SkillOutcome({}, {"error": f"unknown skill {name!r}"}, company_specific=False, failed=True)
+        try:
+            raw = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return SkillOutcome(arguments, {"error": "arguments are not valid JSON"}, False, failed=True)
+        try:
+            params = skill.input_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            return SkillOutcome(raw, {"error": f"invalid arguments: {problems}"}, False, failed=True)
+        try:
+            result = await skill.run(params, context)
+        except Exception:
+            logger.exception("skill %s failed", name)
+            return SkillOutcome(
+                raw, {"error": f"the skill {name} failed"}, skill.company_specific, failed=True
+            )
+        return SkillOutcome(raw, result, skill.company_specific)

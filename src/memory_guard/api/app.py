@@ -1,0 +1,54 @@
+"""The application factory: one `create_app(settings)`, every resource opened in its lifespan."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from memory_guard.agent.llm import ChatModel
+from memory_guard.api import chat, ops, staff
+from memory_guard.api.auth import KeyRing
+from memory_guard.api.errors import install_error_handlers
+from memory_guard.api.limits import BodyLimit
+from memory_guard.embeddings.base import Embedder
+from memory_guard.services import Services
+from memory_guard.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    chat_model: ChatModel | None = None,
+) -> FastAPI:
+    """Build the app. `embedder`/`chat_model` replace the configured providers (tests, benchmarks)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.dev_mode:
+            logger.warning(
+                "DEV MODE: no API_KEYS configured; every caller is tenant 'default' with every role. "
+                "Do not expose this instance beyond this machine."
+            )
+        services = await Services.open(settings, embedder=embedder, chat_model=chat_model)
+        app.state.services = services
+        try:
+            yield
+        finally:
+            await services.aclose()
+
+    app = FastAPI(title="memory-guard", version="0.1.0", lifespan=lifespan)
+    app.state.keyring = KeyRing(settings.keys)
+    install_error_handlers(app)
+
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+
+    app.include_router(ops.router)
+    app.include_router(chat.router)
+    app.include_router(staff.router)
+    return app

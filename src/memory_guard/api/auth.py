@@ -1,0 +1,60 @@
+"""Who is calling: the bearer key names the tenant and the role; the body never does."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from memory_guard.errors import Forbidden, Unauthorized
+from memory_guard.settings import ApiKey, Role
+
+DEV_TENANT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    tenant: str
+    roles: frozenset[Role]
+
+
+class KeyRing:
+    def __init__(self, keys: tuple[ApiKey, ...]) -> None:
+        self._keys = keys
+
+    @property
+    def dev_mode(self) -> bool:
+        return not self._keys
+
+    def identify(self, authorization: str | None) -> Principal:
+        if self.dev_mode:
+            return Principal(DEV_TENANT, frozenset(Role))
+        if not authorization:
+            raise Unauthorized("missing Authorization: Bearer <key> header", code="missing_key")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer <key>'", code="invalid_key")
+        token = token.strip()
+        found: ApiKey | None = None
+        # Compare against every key so the time taken does not tell how close a guess was.
+        for key in self._keys:
+            if hmac.compare_digest(key.key.encode(), token.encode()):
+                found = key
+        if found is None:
+            raise Unauthorized("unknown API key", code="invalid_key")
+        # Staff may also chat: a staff member tests the assistant they audit.
+        roles = frozenset(Role) if found.role is Role.STAFF else frozenset({Role.CLIENT})
+        return Principal(found.tenant, roles)
+
+
+def client(request: Request) -> Principal:
+    ring: KeyRing = request.app.state.keyring
+    return ring.identify(request.headers.get("authorization"))
+
+
+def staff(request: Request) -> Principal:
+    principal = client(request)
+    if Role.STAFF not in principal.roles:
+        raise Forbidden("this route is for staff keys only", code="staff_only")
+    return principal

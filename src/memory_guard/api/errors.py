@@ -1,0 +1,53 @@
+"""The one place where errors become HTTP responses: `{"error": {"code", "message"}}`."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from memory_guard.errors import MemoryGuardError
+
+logger = logging.getLogger(__name__)
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+async def _domain(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MemoryGuardError)
+    return error_response(exc.status, exc.code, exc.message)
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = exc.errors()
+    if any(p.get("type") == "json_invalid" for p in problems):
+        return error_response(400, "invalid_json", "the request body is not valid JSON")
+    details = []
+    for problem in problems:
+        location = ".".join(str(part) for part in problem.get("loc", ()) if part != "body")
+        details.append(f"{location or 'body'}: {problem.get('msg', 'invalid')}")
+    return error_response(422, "invalid_request", "; ".join(details))
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(500, "internal_error", "something failed on our side; it has been logged")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(MemoryGuardError, _domain)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,25 @@
+"""Refuse oversized bodies before reading them (pure ASGI, so SSE streams pass untouched)."""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memory_guard.api.errors import error_response
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            length = headers.get(b"content-length")
+            if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+                response = error_response(
+                    413, "payload_too_large", f"request bodies are limited to {self.max_bytes} bytes"
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

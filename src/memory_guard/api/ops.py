@@ -1,0 +1,35 @@
+"""Health, readiness and metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from memory_guard.api.deps import ServicesDep
+from memory_guard.errors import NotReady
+from memory_guard.ops.metrics import METRICS_CONTENT_TYPE
+
+router = APIRouter()
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(services: ServicesDep) -> dict[str, Any]:
+    try:
+        store_ok = await services.db.ping()
+        probe = await services.embedder.embed(["ready"])
+    except Exception as exc:
+        raise NotReady(f"not ready: {type(exc).__name__}") from exc
+    if not store_ok or probe.shape != (1, services.embedder.dimension):
+        raise NotReady("not ready: store or embedder check failed")
+    return {"status": "ready", "store": "ok", "embedder": services.embedder.model_id}
+
+
+@router.get("/metrics")
+async def metrics(services: ServicesDep) -> Response:
+    return Response(services.metrics.render(), media_type=METRICS_CONTENT_TYPE)

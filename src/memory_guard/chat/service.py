@@ -1,0 +1,244 @@
+"""A chat run: guard lookup, then a direct answer or the agent loop, then learning and history.
+
+`open()` does every check that can fail before the stream starts, so that bad input
+gets a 4xx instead of an `error` event. `ChatRun.events()` then yields API.md's events
+and always ends with exactly one `done` or one `error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from memory_guard.agent import events
+from memory_guard.agent.events import Event
+from memory_guard.agent.history import build_history
+from memory_guard.agent.loop import AgentLoop, LoopResult
+from memory_guard.agent.profiles import AgentDirectory, AgentProfile
+from memory_guard.agent.prompt import Grounding, build_system_prompt
+from memory_guard.agent.skills.base import SkillContext
+from memory_guard.chat.learning import mentions_profile
+from memory_guard.clock import Clock
+from memory_guard.conversations.service import ConversationService
+from memory_guard.conversations.store import Message, NewMessage
+from memory_guard.errors import MemoryGuardError
+from memory_guard.memory.entry import Decision, Scope
+from memory_guard.memory.guard import GuardResult
+from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
+from memory_guard.memory.service import MemoryService
+from memory_guard.memory.standalone import stands_alone
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    message: str
+    conversation_id: str | None = None
+    type: str | None = None
+    agent: str | None = None
+    project: str | None = None
+    phase: str | None = None
+    entreprise: dict[str, Any] | None = None
+    cache: CacheMode = CacheMode.USE
+
+
+@dataclass(slots=True)
+class _Plan:
+    tenant: str
+    request: ChatRequest
+    scope: Scope
+    profile: AgentProfile
+    conversation_id: str
+    history: list[Message]
+    message_type: str
+    standalone: bool
+
+
+class ChatService:
+    def __init__(
+        self,
+        memory: MemoryService,
+        conversations: ConversationService,
+        loop: AgentLoop,
+        agents: AgentDirectory,
+        history_messages: int,
+        clock: Clock,
+    ) -> None:
+        self.memory = memory
+        self.conversations = conversations
+        self.loop = loop
+        self.agents = agents
+        self.history_messages = history_messages
+        self.clock = clock
+
+    async def open(self, tenant: str, request: ChatRequest) -> ChatRun:
+        profile = self.agents.resolve(request.agent)
+        history: list[Message] = []
+        conversation_id = request.conversation_id
+        if conversation_id is None:
+            conversation_id = uuid.uuid4().hex
+        else:
+            history = await self.conversations.history(tenant, conversation_id)
+        follow_up = request.type == "follow_up" or (request.type is None and bool(history))
+        plan = _Plan(
+            tenant=tenant,
+            request=request,
+            scope=Scope(tenant, profile.name, request.project or "", request.phase or ""),
+            profile=profile,
+            conversation_id=conversation_id,
+            history=history,
+            message_type=request.type or ("follow_up" if follow_up else "user_request"),
+            standalone=not follow_up or stands_alone(request.message),
+        )
+        return ChatRun(self, plan)
+
+
+class ChatRun:
+    def __init__(self, service: ChatService, plan: _Plan) -> None:
+        self._service = service
+        self._plan = plan
+
+    async def events(self) -> AsyncIterator[Event]:
+        try:
+            async for event in self._events():
+                yield event
+        except MemoryGuardError as exc:
+            yield events.error(exc.code, exc.message)
+        except Exception:
+            logger.exception("chat run failed")
+            yield events.error("internal_error", "the run failed on our side; nothing was learned")
+
+    async def _events(self) -> AsyncIterator[Event]:
+        plan = self._plan
+        guard = self._service.memory.guard
+        if plan.request.cache is CacheMode.USE:
+            found = await guard.lookup(plan.scope, plan.request.message, allow_direct=plan.standalone)
+        else:
+            found = GuardResult(Decision.MISS)
+        if found.decision is Decision.DIRECT and found.best is not None:
+            for event in await self._serve_from_memory(found):
+                yield event
+            return
+        grounding: list[Grounding] = []
+        if found.decision is Decision.ASSISTED:
+            matches = found.matches(guard.thresholds.similar)
+            grounding = [Grounding(c.entry.question, c.entry.answer, c.score) for c in matches]
+            yield Event(
+                "memory_context",
+                {"entries": [{"entry_id": c.entry.id, "score": round(c.score, 4)} for c in matches]},
+            )
+        result = LoopResult()
+        context = SkillContext(plan.scope, plan.request.entreprise, guard)
+        async for event in self._service.loop.run(self._messages(grounding), context, result):
+            yield event
+        yield await self._finish(found, result)
+
+    def _messages(self, grounding: list[Grounding]) -> list[dict[str, Any]]:
+        plan = self._plan
+        history = build_history(plan.history, self._service.history_messages)
+        system = build_system_prompt(
+            plan.profile, plan.request.entreprise, self._service.loop.registry, grounding, history.summary
+        )
+        return [
+            {"role": "system", "content": system},
+            *history.recent,
+            {"role": "user", "content": plan.request.message},
+        ]
+
+    async def _serve_from_memory(self, found: GuardResult) -> tuple[Event, Event]:
+        plan = self._plan
+        best = found.best
+        assert best is not None
+        entry = best.entry
+        _, answer_id = await self._service.conversations.store.append_exchange(
+            plan.tenant,
+            plan.conversation_id,
+            NewMessage("user", plan.message_type, plan.request.message),
+            NewMessage(
+                "assistant",
+                "cached_response",
+                entry.answer,
+                entry_id=entry.id,
+                metadata={"score": best.score, "served_entry_id": entry.id},
+            ),
+            self._service.clock(),
+        )
+        cached = Event(
+            "cached_response",
+            {
+                "answer": entry.answer,
+                "score": round(best.score, 4),
+                "entry_id": entry.id,
+                "matched_question": entry.question,
+                "status": entry.status.value,
+            },
+        )
+        return cached, self._done(answer_id, Decision.DIRECT, None, 0, 0)
+
+    async def _finish(self, found: GuardResult, result: LoopResult) -> Event:
+        plan = self._plan
+        request = plan.request
+        outcome = Outcome(
+            answer=result.final_text,
+            truncated=result.truncated,
+            cache=request.cache,
+            standalone=plan.standalone,
+            company_specific=result.company_specific
+            or mentions_profile(result.final_text, request.entreprise),
+        )
+        reason = skip_reason(outcome)
+        entry_id: int | None = None
+        if reason is None:
+            entry, reason = await self._service.memory.learn(
+                plan.scope,
+                request.message,
+                result.final_text,
+                self._metadata(result),
+                found.vector,
+                replace=request.cache is CacheMode.REFRESH,
+            )
+            entry_id = entry.id if entry else None
+        _, answer_id = await self._service.conversations.store.append_exchange(
+            plan.tenant,
+            plan.conversation_id,
+            NewMessage("user", plan.message_type, request.message),
+            NewMessage(
+                "assistant",
+                "response",
+                result.full_text,
+                entry_id=entry_id,
+                metadata={"not_learned": reason} if reason else {},
+            ),
+            self._service.clock(),
+        )
+        return self._done(answer_id, found.decision, entry_id, result.prompt_tokens, result.completion_tokens)
+
+    def _metadata(self, result: LoopResult) -> dict[str, Any]:
+        plan = self._plan
+        return {
+            "agent": plan.scope.agent,
+            "project": plan.scope.project,
+            "phase": plan.scope.phase,
+            "model": self._service.loop.model.model,
+            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
+            "skills": result.skills_used,
+            "conversation_id": plan.conversation_id,
+        }
+
+    def _done(
+        self, message_id: int, decision: Decision, entry_id: int | None, prompt: int, completion: int
+    ) -> Event:
+        return Event(
+            "done",
+            {
+                "conversation_id": self._plan.conversation_id,
+                "message_id": message_id,
+                "decision": decision.value,
+                "learned_entry_id": entry_id,
+                "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+            },
+        )

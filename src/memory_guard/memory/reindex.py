@@ -1,0 +1,35 @@
+"""Re-embed stored questions with the configured model (an explicit command, never implicit)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memory_guard.embeddings.base import Embedder
+from memory_guard.memory.store import MemoryStore
+
+BATCH = 64
+
+
+async def reindex(
+    store: MemoryStore,
+    embedder: Embedder,
+    everything: bool,
+    on_total: Callable[[int], Any] = lambda total: None,
+    on_progress: Callable[[int], Any] = lambda done: None,
+) -> int:
+    """Re-embed entries whose vector is not from `embedder` (all of them with `everything`).
+
+    Each batch is written in its own transaction, so an interrupted run keeps what it did
+    and the next run picks up the rest.
+    """
+    ids = await store.ids_to_reembed(embedder.model_id, everything)
+    on_total(len(ids))
+    for start in range(0, len(ids), BATCH):
+        rows = await store.questions(ids[start : start + BATCH])
+        vectors = await embedder.embed([question for _, question in rows])
+        await store.set_vectors(
+            [(entry_id, vectors[i]) for i, (entry_id, _) in enumerate(rows)], embedder.model_id
+        )
+        on_progress(len(rows))
+    return len(ids)

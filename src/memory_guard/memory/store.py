@@ -1,0 +1,279 @@
+"""All SQL of the response memory (the seed's `responses` table)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memory_guard.clock import from_text, to_text
+from memory_guard.db.database import Database, Row, placeholders
+from memory_guard.embeddings.base import Vectors
+from memory_guard.memory.entry import Entry, Scope, Source, Status
+
+_COLUMNS = (
+    "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
+    "status, source, tags, embedding_model, updated_at, last_used_at, expires_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    scope: Scope
+    question: str
+    answer: str
+    key_hash: str
+    status: Status
+    source: Source
+    vector: Vectors | None
+    embedding_model: str | None
+    tags: Sequence[str] = ()
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """What the similarity index needs of an entry, read without its texts."""
+
+    id: int
+    scope: Scope
+    vector: Vectors
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFilter:
+    status: Status | None = None
+    agent: str | None = None
+    project: str | None = None
+    phase: str | None = None
+
+
+def vector_to_blob(vector: Vectors) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def blob_to_vector(blob: bytes) -> Vectors:
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def _row_to_entry(row: Row) -> Entry:
+    return Entry(
+        id=row["id"],
+        scope=Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
+        question=row["question"],
+        answer=row["answer"],
+        status=Status(row["status"]),
+        source=Source(row["source"]),
+        key_hash=row["key_hash"],
+        created_at=from_text(row["created_at"]),
+        updated_at=from_text(row["updated_at"]),
+        usage_count=row["usage_count"],
+        tags=json.loads(row["tags"]),
+        last_used_at=from_text(row["last_used_at"]) if row["last_used_at"] else None,
+        expires_at=from_text(row["expires_at"]) if row["expires_at"] else None,
+        embedding_model=row["embedding_model"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["tenant = ?"]
+    params: list[Any] = [tenant]
+    for column, value in (
+        ("status", where.status.value if where.status else None),
+        ("agent", where.agent),
+        ("project", where.project),
+        ("phase", where.phase),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    return clauses, params
+
+
+class MemoryStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def insert(self, new: NewEntry, now: datetime) -> Entry:
+        stamp = to_text(now)
+        async with self._db.transaction() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO responses (key_hash, question, answer, metadata, embedding, created_at, "
+                "usage_count, tenant, agent, project, phase, status, source, tags, embedding_model, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    new.key_hash,
+                    new.question,
+                    new.answer,
+                    json.dumps(new.metadata or {}),
+                    vector_to_blob(new.vector) if new.vector is not None else None,
+                    stamp,
+                    new.scope.tenant,
+                    new.scope.agent,
+                    new.scope.project,
+                    new.scope.phase,
+                    new.status.value,
+                    new.source.value,
+                    json.dumps(list(new.tags)),
+                    new.embedding_model if new.vector is not None else None,
+                    stamp,
+                ),
+            )
+            entry_id = cursor.lastrowid
+        assert entry_id is not None
+        entry = await self.get(new.scope.tenant, entry_id)
+        assert entry is not None
+        return entry
+
+    async def get(self, tenant: str, entry_id: int) -> Entry | None:
+        row = await self._db.fetch_one(
+            f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant)
+        )
+        return _row_to_entry(row) if row else None
+
+    async def get_many(self, tenant: str, ids: Sequence[int]) -> dict[int, Entry]:
+        if not ids:
+            return {}
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM responses WHERE tenant = ? AND id IN ({placeholders(ids)})",
+            (tenant, *ids),
+        )
+        return {row["id"]: _row_to_entry(row) for row in rows}
+
+    async def find_by_key(self, tenant: str, key: str) -> list[Entry]:
+        """Entries with this exact normalized question in this scope, newest first."""
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM responses WHERE key_hash = ? AND tenant = ? "
+            "ORDER BY created_at DESC, id DESC",
+            (key, tenant),
+        )
+        return [_row_to_entry(row) for row in rows]
+
+    async def list_entries(self, tenant: str, where: EntryFilter, limit: int, before_id: int | None) -> list[Entry]:
+        """Newest first; `before_id` is the cursor (ids only grow)."""
+        clauses, params = _filter_sql(tenant, where)
+        if before_id is not None:
+            clauses.append("id < ?")
+            params.append(before_id)
+        rows = await self._db.fetch_all(
+            f"SELECT {_COLUMNS} FROM responses WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [_row_to_entry(row) for row in rows]
+
+    async def index_rows(self, model_id: str) -> AsyncIterator[IndexRow]:
+        """Every servable-status vector made by `model_id`, for loading the index."""
+        async for row in self._db.iterate(
+            "SELECT id, tenant, agent, project, phase, embedding, created_at, updated_at, expires_at "
+            "FROM responses WHERE embedding_model = ? AND status != 'obsolete' AND embedding IS NOT NULL",
+            (model_id,),
+        ):
+            yield IndexRow(
+                id=row["id"],
+                scope=Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
+                vector=blob_to_vector(row["embedding"]),
+                created_at=from_text(row["created_at"]),
+                updated_at=from_text(row["updated_at"]),
+                expires_at=from_text(row["expires_at"]) if row["expires_at"] else None,
+            )
+
+    async def search_vectors(
+        self, tenant: str, where: EntryFilter, model_id: str
+    ) -> list[tuple[int, Vectors]]:
+        clauses, params = _filter_sql(tenant, where)
+        rows = await self._db.fetch_all(
+            f"SELECT id, embedding FROM responses WHERE {' AND '.join(clauses)} "
+            "AND embedding_model = ? AND embedding IS NOT NULL",
+            (*params, model_id),
+        )
+        return [(row["id"], blob_to_vector(row["embedding"])) for row in rows]
+
+    async def vector(self, entry_id: int) -> tuple[Vectors, str] | None:
+        row = await self._db.fetch_one(
+            "SELECT embedding, embedding_model FROM responses WHERE id = ?", (entry_id,)
+        )
+        if row is None or row["embedding"] is None:
+            return None
+        return blob_to_vector(row["embedding"]), row["embedding_model"]
+
+    async def update(self, tenant: str, entry_id: int, now: datetime, **fields: Any) -> Entry | None:
+        """Set `answer`, `status`, `tags`, `question`, `key_hash`, `metadata` or `vector`+`embedding_model`."""
+        assignments = ["updated_at = ?"]
+        params: list[Any] = [to_text(now)]
+        for name, value in fields.items():
+            if name == "vector":
+                assignments.append("embedding = ?")
+                params.append(vector_to_blob(value))
+                continue
+            assignments.append(f"{name} = ?")
+            params.append(
+                json.dumps(value) if name in {"tags", "metadata"} else getattr(value, "value", value)
+            )
+        count = await self._db.execute(
+            f"UPDATE responses SET {', '.join(assignments)} WHERE id = ? AND tenant = ?",
+            (*params, entry_id, tenant),
+        )
+        return await self.get(tenant, entry_id) if count else None
+
+    async def add_usage(self, entry_ids: Sequence[int], amount: int, now: datetime) -> None:
+        if not entry_ids:
+            return
+        await self._db.execute(
+            f"UPDATE responses SET usage_count = usage_count + ?, last_used_at = ? "
+            f"WHERE id IN ({placeholders(entry_ids)})",
+            (amount, to_text(now), *entry_ids),
+        )
+
+    async def delete(self, tenant: str, entry_id: int) -> bool:
+        return (
+            await self._db.execute("DELETE FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant))
+            > 0
+        )
+
+    async def delete_expired(self, tenant: str, aged_before: datetime, now: datetime) -> list[int]:
+        """Remove entries not updated since `aged_before` or past their explicit expiry."""
+        condition = "tenant = ? AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
+        params = (tenant, to_text(aged_before), to_text(now))
+        async with self._db.transaction() as conn:
+            async with conn.execute(f"SELECT id FROM responses WHERE {condition}", params) as cursor:
+                ids = [row["id"] for row in await cursor.fetchall()]
+            await conn.execute(f"DELETE FROM responses WHERE {condition}", params)
+        return ids
+
+    async def count_by_status(self, tenant: str) -> dict[str, int]:
+        rows = await self._db.fetch_all(
+            "SELECT status, COUNT(*) AS n FROM responses WHERE tenant = ? GROUP BY status", (tenant,)
+        )
+        counts = {status.value: 0 for status in Status}
+        counts.update({row["status"]: row["n"] for row in rows})
+        return counts
+
+    async def ids_to_reembed(self, model_id: str, everything: bool) -> list[int]:
+        sql = "SELECT id FROM responses"
+        params: tuple[str, ...] = ()
+        if not everything:
+            sql += " WHERE embedding_model IS NULL OR embedding_model != ?"
+            params = (model_id,)
+        return [row["id"] for row in await self._db.fetch_all(sql + " ORDER BY id", params)]
+
+    async def questions(self, ids: Sequence[int]) -> list[tuple[int, str]]:
+        rows = await self._db.fetch_all(
+            f"SELECT id, question FROM responses WHERE id IN ({placeholders(ids)}) ORDER BY id", tuple(ids)
+        )
+        return [(row["id"], row["question"]) for row in rows]
+
+    async def set_vectors(self, vectors: Sequence[tuple[int, Vectors]], model_id: str) -> None:
+        """Write re-embedded vectors without touching updated_at (re-embedding is not an edit)."""
+        async with self._db.transaction() as conn:
+            await conn.executemany(
+                "UPDATE responses SET embedding = ?, embedding_model = ? WHERE id = ?",
+                [(vector_to_blob(vector), model_id, entry_id) for entry_id, vector in vectors],
+            )

@@ -1,0 +1,127 @@
+"""Every long-lived resource of the service, opened and closed together.
+
+The API's lifespan and the command-line tools both build this; nothing here knows HTTP.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from memory_guard.agent.llm import ChatModel
+from memory_guard.agent.loop import AgentLoop
+from memory_guard.agent.openai_chat import OpenAIChatModel
+from memory_guard.agent.profiles import AgentDirectory
+from memory_guard.agent.skills import builtin_registry
+from memory_guard.chat.service import ChatService
+from memory_guard.clock import Clock, utc_now
+from memory_guard.conversations.service import ConversationService
+from memory_guard.conversations.store import ConversationStore
+from memory_guard.db.database import Database
+from memory_guard.embeddings.base import Embedder
+from memory_guard.embeddings.factory import build_embedder
+from memory_guard.memory.guard import Guard, Thresholds
+from memory_guard.memory.index import VectorIndex
+from memory_guard.memory.lookups import LookupLog
+from memory_guard.memory.service import MemoryService
+from memory_guard.memory.store import MemoryStore
+from memory_guard.ops.metrics import Metrics
+from memory_guard.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def build_chat_model(settings: Settings) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key.get_secret_value(),
+        model=settings.llm_model,
+        max_tokens=settings.llm_max_tokens,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+        referer=settings.app_url,
+        title=settings.app_name,
+    )
+
+
+def thresholds_of(settings: Settings) -> Thresholds:
+    return Thresholds(
+        direct=settings.memory_direct_threshold,
+        similar=settings.memory_similarity_threshold,
+        top_k=settings.memory_assisted_top_k,
+        max_age=timedelta(days=settings.memory_max_age_days),
+        auto_prune=settings.memory_auto_prune,
+    )
+
+
+async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta) -> VectorIndex:
+    """Fill the index with every servable vector of the configured model."""
+    started = time.perf_counter()
+    index = VectorIndex(embedder.model_id, embedder.dimension)
+    skipped = 0
+    async for row in store.index_rows(embedder.model_id):
+        if row.vector.shape != (embedder.dimension,):
+            skipped += 1
+            continue
+        aged_out = row.updated_at + max_age
+        expiry = min(aged_out, row.expires_at) if row.expires_at else aged_out
+        index.put(row.scope, row.id, row.vector, row.created_at.timestamp(), expiry.timestamp())
+    logger.info(
+        "index loaded: %d vectors of %s in %.2fs",
+        len(index),
+        embedder.model_id,
+        time.perf_counter() - started,
+    )
+    if skipped:
+        logger.warning("%d stored vectors have the wrong dimension; run `memory-guard reindex`", skipped)
+    return index
+
+
+@dataclass(slots=True)
+class Services:
+    settings: Settings
+    db: Database
+    embedder: Embedder
+    chat_model: ChatModel
+    metrics: Metrics
+    memory: MemoryService
+    conversations: ConversationService
+    chat: ChatService
+
+    @classmethod
+    async def open(
+        cls,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        chat_model: ChatModel | None = None,
+        clock: Clock = utc_now,
+    ) -> Services:
+        agents = AgentDirectory.from_file(settings.agents_file)
+        db = await Database.open(settings.memory_db_path)
+        embedder = embedder or build_embedder(settings)
+        chat_model = chat_model or build_chat_model(settings)
+        try:
+            metrics = Metrics()
+            store = MemoryStore(db)
+            log = LookupLog(db)
+            thresholds = thresholds_of(settings)
+            index = await load_index(store, embedder, thresholds.max_age)
+            guard = Guard(store, index, embedder, log, thresholds, metrics, clock)
+            memory = MemoryService(guard, log, clock)
+            conversations = ConversationService(ConversationStore(db), memory)
+            loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
+            chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
+        except BaseException:
+            await chat_model.aclose()
+            await embedder.aclose()
+            await db.close()
+            raise
+        return cls(settings, db, embedder, chat_model, metrics, memory, conversations, chat)
+
+    async def aclose(self) -> None:
+        await self.chat_model.aclose()
+        await self.embedder.aclose()
+        await self.db.close()

@@ -1,0 +1,146 @@
+"""Service settings, read from the environment first and then from `.env`.
+
+Names follow API.md and the seed documents so that an existing `.env` keeps working.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+
+
+class Role(StrEnum):
+    CLIENT = "client"
+    STAFF = "staff"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """One configured key: who calls (tenant) and what they may do (role)."""
+
+    key: str
+    tenant: str
+    role: Role
+
+
+def parse_api_keys(raw: str) -> tuple[ApiKey, ...]:
+    """Parse `key:tenant:role` triples separated by commas; raise ValueError on a bad one."""
+    keys: list[ApiKey] = []
+    seen: set[str] = set()
+    for position, item in enumerate(part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        parts = item.split(":")
+        if len(parts) != 3 or not all(p.strip() for p in parts):
+            raise ValueError(f"API_KEYS entry #{position + 1} must be key:tenant:role")
+        key, tenant, role = (p.strip() for p in parts)
+        if role not in {r.value for r in Role}:
+            raise ValueError(
+                f"API_KEYS entry #{position + 1}: role must be 'client' or 'staff', not {role!r}"
+            )
+        if key in seen:
+            raise ValueError(f"API_KEYS entry #{position + 1}: the same key is configured twice")
+        seen.add(key)
+        keys.append(ApiKey(key=key, tenant=tenant, role=Role(role)))
+    return tuple(keys)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    memory_db_path: Path = Field(
+        default=Path("data/agents_memory.db"),
+        description="SQLite file holding the response memory, conversations and stats.",
+    )
+    memory_similarity_threshold: float = Field(
+        default=0.85,
+        ge=0.0,
+        le=1.0,
+        description="Cosine score from which a stored answer is given to the LLM as grounding (assisted).",
+    )
+    memory_direct_threshold: float = Field(
+        default=0.95,
+        ge=0.0,
+        le=1.0,
+        description="Cosine score from which the stored answer is served directly, with no LLM call.",
+    )
+    memory_max_age_days: float = Field(
+        default=180,
+        ge=0,
+        description="Entries not updated for this many days are never served and get pruned.",
+    )
+    memory_auto_prune: bool = Field(
+        default=True, description="Delete expired entries of a scope when a lookup meets them."
+    )
+    memory_assisted_top_k: int = Field(
+        default=3, ge=1, le=20, description="How many close matches at most are given to the LLM."
+    )
+    llm_base_url: str = Field(default=OPENROUTER_URL, description="OpenAI-compatible chat completions URL.")
+    llm_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM upstream.")
+    llm_model: str = Field(default="openai/gpt-4o-mini", description="Model name sent to the upstream.")
+    llm_max_tokens: int = Field(default=4096, ge=1, description="Completion budget for one LLM turn.")
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one upstream request, seconds.")
+    llm_max_retries: int = Field(
+        default=1, ge=0, le=5, description="Retries of a failed upstream request before any byte streamed."
+    )
+    agent_max_turns: int = Field(
+        default=10, ge=1, le=50, description="Upper bound of LLM turns per question."
+    )
+    app_url: str = Field(
+        default="http://localhost:8000", description="Sent as HTTP-Referer (OpenRouter app attribution)."
+    )
+    app_name: str = Field(default="memory-guard", description="Sent as X-Title (OpenRouter app attribution).")
+    agents_file: Path | None = Field(
+        default=None,
+        description="JSON file of agent identities and rules; without it every agent gets the default one.",
+    )
+    embedding_provider: Literal["local", "openai", "hashing"] = Field(
+        default="local",
+        description="'local' (ONNX MiniLM, offline), 'openai' (any OpenAI-compatible embeddings "
+        "endpoint) or 'hashing' (numpy n-grams, for tests only).",
+    )
+    embedding_model: str | None = Field(
+        default=None,
+        description="Embedding model; default all-MiniLM-L6-v2 (local) or text-embedding-3-small (openai).",
+    )
+    embedding_base_url: str = Field(
+        default="https://api.openai.com/v1", description="Base URL of the OpenAI-compatible embeddings API."
+    )
+    openai_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the embeddings endpoint.")
+    api_keys: SecretStr = Field(
+        default=SecretStr(""),
+        description="Comma-separated key:tenant:role triples; empty means dev mode (one tenant, loopback).",
+    )
+    max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
+    max_body_bytes: int = Field(default=1_000_000, ge=1024, description="Largest accepted request body.")
+    history_messages: int = Field(
+        default=20, ge=0, description="Messages of a conversation sent verbatim; older ones are summarized."
+    )
+    log_level: str = Field(default="INFO", description="Python logging level.")
+
+    @field_validator("api_keys")
+    @classmethod
+    def _keys_parse(cls, value: SecretStr) -> SecretStr:
+        parse_api_keys(value.get_secret_value())
+        return value
+
+    @model_validator(mode="after")
+    def _thresholds_ordered(self) -> Settings:
+        if self.memory_direct_threshold < self.memory_similarity_threshold:
+            raise ValueError("MEMORY_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD")
+        return self
+
+    @property
+    def keys(self) -> tuple[ApiKey, ...]:
+        return parse_api_keys(self.api_keys.get_secret_value())
+
+    @property
+    def dev_mode(self) -> bool:
+        return not self.keys
