@@ -47,7 +47,9 @@ def app_factory(tmp_path: Path, fresh_upstream: FakeUpstream) -> Iterator[Callab
     started: list[LiveApp] = []
 
     def factory(**overrides: Any) -> LiveApp:
-        live = LiveApp(make_settings(tmp_path, fresh_upstream, **overrides), embedder=HashingEmbedder()).start()
+        live = LiveApp(
+            make_settings(tmp_path, fresh_upstream, **overrides), embedder=HashingEmbedder()
+        ).start()
         started.append(live)
         return live
 

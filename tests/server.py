@@ -38,7 +38,9 @@ class LiveApp:
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
         app = create_app(self.settings, embedder=self._embedder)
-        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=3)
+        config = uvicorn.Config(
+            app, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=3
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()

@@ -44,7 +44,9 @@ def test_learned_answer_is_served_direct_without_upstream_call(
     calls_before = fresh_upstream.calls
 
     # Same question, other case, accents and punctuation: the exact key matches.
-    again = chat(acme, message="quelle est la duree de la garantie de parfait achevement pour un chantier de VRD")
+    again = chat(
+        acme, message="quelle est la duree de la garantie de parfait achevement pour un chantier de VRD"
+    )
 
     assert fresh_upstream.calls == calls_before, "a direct answer must not call the LLM"
     assert again.kinds == ["cached_response", "done"]
@@ -85,9 +87,13 @@ def test_assisted_answer_carries_the_close_matches(
         assert staff.get(f"/staff/memory/{entry['id']}").json()["usage_count"] == 1
 
 
-def test_tool_calls_run_skills_and_stream_their_events(acme: httpx.Client, fresh_upstream: FakeUpstream) -> None:
+def test_tool_calls_run_skills_and_stream_their_events(
+    acme: httpx.Client, fresh_upstream: FakeUpstream
+) -> None:
     fresh_upstream.push(
-        Reply(tool_calls=[ToolCall("get_company_profile", {}), ToolCall("search_memory", {"query": "garantie"})]),
+        Reply(
+            tool_calls=[ToolCall("get_company_profile", {}), ToolCall("search_memory", {"query": "garantie"})]
+        ),
         Reply(text="Votre entreprise est éligible."),
     )
     profile = {"nom": "Sahel Agro", "pays": "Sénégal", "secteur": "agro-industrie"}
@@ -137,7 +143,9 @@ def test_history_is_recorded_and_sent_back(acme: httpx.Client, fresh_upstream: F
     assert second.done["learned_entry_id"] is None
 
 
-def test_direct_answer_is_recorded_as_cached_response(acme: httpx.Client, fresh_upstream: FakeUpstream) -> None:
+def test_direct_answer_is_recorded_as_cached_response(
+    acme: httpx.Client, fresh_upstream: FakeUpstream
+) -> None:
     fresh_upstream.push(Reply(text=ANSWER))
     chat(acme, message=QUESTION)
     again = chat(acme, message=QUESTION)

@@ -114,7 +114,7 @@ def test_summarize_counts_by_label() -> None:
 
 async def test_exact_normalized_match_scores_one_without_embedding() -> None:
     pairs = [
-        quality.Pair(a="Qu'est-ce que le DOE ?", b="qu est ce que le doe", same=True),
+        quality.Pair(a="Qu'est-ce que le DOE ?", b="qu’est-ce que le doe", same=True),
         quality.Pair(a="Délai de paiement ?", b="DELAI   de paiement!", same=True),
     ]
     scores, exact = await quality.score_pairs(pairs, RaisingEmbedder(), progress=False)

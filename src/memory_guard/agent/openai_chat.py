@@ -62,8 +62,10 @@ class OpenAIChatModel:
             raise UpstreamError(
                 f"the LLM upstream answered HTTP {exc.status_code}: {_short(exc.message)}"
             ) from exc
+        except openai.APIConnectionError as exc:
+            raise UpstreamError("the connection to the LLM upstream failed or broke off mid-answer") from exc
         except openai.APIError as exc:
-            raise UpstreamError(f"the LLM stream broke off: {type(exc).__name__}") from exc
+            raise UpstreamError(f"the LLM upstream sent something unusable: {type(exc).__name__}") from exc
 
     async def _stream(
         self, messages: list[ChatMessage], tools: list[ToolSchema]

@@ -40,7 +40,8 @@ def build_system_prompt(
         parts.append("## Tes outils (skills)\nUtilise-les quand c'est pertinent :\n" + "\n".join(skill_lines))
     if grounding:
         lines = [
-            f"### Question proche (similarité {g.score:.2f})\n{g.question}\n### Réponse enregistrée\n{g.answer}"
+            f"### Question proche (similarité {g.score:.2f})\n{g.question}\n"
+            f"### Réponse enregistrée\n{g.answer}"
             for g in grounding
         ]
         parts.append(

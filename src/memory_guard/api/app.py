@@ -35,6 +35,8 @@ def create_app(
                 "DEV MODE: no API_KEYS configured; every caller is tenant 'default' with every role. "
                 "Do not expose this instance beyond this machine."
             )
+        if not settings.llm_api_key.get_secret_value():
+            logger.warning("LLM_API_KEY is empty: answers from memory work, LLM calls will likely be refused")
         services = await Services.open(settings, embedder=embedder, chat_model=chat_model)
         app.state.services = services
         try:

@@ -8,10 +8,13 @@ learned into the shared scope.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from memory_guard.memory.normalize import normalize_question
+
+_NOT_WORD = re.compile(r"[^\w]+")
 
 # Shorter values ("SA", "BTP") would match common words and block learning for nothing.
 _MIN_VALUE_CHARS = 4
@@ -20,7 +23,7 @@ _MIN_VALUE_CHARS = 4
 def mentions_profile(answer: str, entreprise: dict[str, Any] | None) -> bool:
     if not entreprise or not answer:
         return False
-    text = f" {normalize_question(answer)} "
+    text = f" {_words(answer)} "
     return any(f" {value} " in text for value in _profile_values(entreprise))
 
 
@@ -32,6 +35,10 @@ def _profile_values(value: Any) -> Iterator[str]:
         for item in value:
             yield from _profile_values(item)
     elif isinstance(value, str | int | float) and not isinstance(value, bool):
-        normalized = normalize_question(str(value))
+        normalized = _words(str(value))
         if len(normalized) >= _MIN_VALUE_CHARS:
             yield normalized
+
+
+def _words(text: str) -> str:
+    return _NOT_WORD.sub(" ", normalize_question(text)).strip()

@@ -95,8 +95,8 @@ class ConversationStore:
             ids: list[int] = []
             for message in (question, answer):
                 cursor = await conn.execute(
-                    "INSERT INTO messages (conversation_id, role, type, content, created_at, entry_id, metadata) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO messages (conversation_id, role, type, content, created_at, entry_id, "
+                    "metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         conversation_id,
                         message.role,

@@ -36,7 +36,10 @@ async def _connect(path: Path, *pragmas: str) -> aiosqlite.Connection:
     try:
         conn.row_factory = aiosqlite.Row
         for statement in (
-            "PRAGMA busy_timeout = 5000", *pragmas, "PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL"
+            "PRAGMA busy_timeout = 5000",
+            *pragmas,
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA synchronous = NORMAL",
         ):
             await _pragma(conn, statement)
     except BaseException:

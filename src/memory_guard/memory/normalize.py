@@ -8,7 +8,9 @@ import unicodedata
 
 _SPACES = re.compile(r"\s+")
 # Typographic variants of the same character: French typing mixes them freely.
-_VARIANTS = str.maketrans({"’": "'", "‘": "'", "`": "'", "«": '"', "»": '"', "“": '"', "”": '"', "–": "-", "—": "-"})
+_VARIANTS = str.maketrans(
+    {"’": "'", "‘": "'", "`": "'", "«": '"', "»": '"', "“": '"', "”": '"', "–": "-", "—": "-"}
+)
 # French puts a space before ? ! : ; where English does not.
 _SPACE_BEFORE_MARK = re.compile(r"\s+([?!:;])")
 # Only the sentence's closing marks go; symbols inside a question ("#" vs "##", "=" vs "==",

@@ -157,7 +157,9 @@ class MemoryStore:
         )
         return [_row_to_entry(row) for row in rows]
 
-    async def list_entries(self, tenant: str, where: EntryFilter, limit: int, before_id: int | None) -> list[Entry]:
+    async def list_entries(
+        self, tenant: str, where: EntryFilter, limit: int, before_id: int | None
+    ) -> list[Entry]:
         """Newest first; `before_id` is the cursor (ids only grow)."""
         clauses, params = _filter_sql(tenant, where)
         if before_id is not None:
@@ -205,7 +207,7 @@ class MemoryStore:
         return blob_to_vector(row["embedding"]), row["embedding_model"]
 
     async def update(self, tenant: str, entry_id: int, now: datetime, **fields: Any) -> Entry | None:
-        """Set `answer`, `status`, `tags`, `question`, `key_hash`, `metadata` or `vector`+`embedding_model`."""
+        """Set columns by name (`answer`, `status`, `tags`, `metadata`...); `vector` sets the embedding."""
         assignments = ["updated_at = ?"]
         params: list[Any] = [to_text(now)]
         for name, value in fields.items():

@@ -1,0 +1,145 @@
+"""Health, readiness, metrics, dev mode and the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from memory_guard.db.database import Database
+from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.memory.store import MemoryStore
+from tests.conftest import client_for
+from tests.server import LiveApp, chat
+from tests.upstream import FakeUpstream, Reply
+
+
+def test_health_and_readiness_need_no_key(live: LiveApp) -> None:
+    with client_for(live, None) as anonymous:
+        assert anonymous.get("/healthz").json() == {"status": "ok"}
+        ready = anonymous.get("/readyz").json()
+    assert ready["status"] == "ready"
+    assert ready["embedder"] == HashingEmbedder().model_id
+
+
+def test_metrics_count_decisions(acme: httpx.Client, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="Quinze jours ouvrés."))
+    question = "Quel est le délai de notification d'un ordre de service ?"
+    chat(acme, message=question)
+    chat(acme, message=question)
+    text = acme.get("/metrics").text
+    assert 'memory_guard_lookups_total{decision="miss"} 1.0' in text
+    assert 'memory_guard_lookups_total{decision="direct"} 1.0' in text
+    assert 'memory_cache_operations_total{operation="hit",type="response"} 1.0' in text
+    assert 'memory_guard_llm_calls_total{outcome="ok"} 1.0' in text
+
+
+def test_dev_mode_is_one_tenant_with_every_role(app_factory: Callable[..., LiveApp]) -> None:
+    live = app_factory(api_keys="")
+    with client_for(live, None) as anyone:
+        assert anyone.get("/staff/memory").status_code == 200
+        created = anyone.post(
+            "/staff/memory", json={"question": "Qui signe le PV ?", "answer": "Le maître d'ouvrage."}
+        )
+        assert created.status_code == 201
+
+
+def _run_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **os.environ,
+        "MEMORY_DB_PATH": str(tmp_path / "cli.db"),
+        "API_KEYS": "",
+        "EMBEDDING_PROVIDER": "hashing",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "memory_guard", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=60,
+    )
+
+
+def test_serve_refuses_a_public_address_in_dev_mode(tmp_path: Path) -> None:
+    result = _run_cli(tmp_path, "serve", "--host", "0.0.0.0", "--port", "0")
+    assert result.returncode != 0
+    assert "dev mode" in result.stderr
+
+
+def test_invalid_settings_are_reported_without_a_traceback(tmp_path: Path) -> None:
+    result = _run_cli(tmp_path, "serve", MEMORY_DIRECT_THRESHOLD="0.5")
+    assert result.returncode != 0
+    assert "invalid settings" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
+    async def seed() -> None:
+        from memory_guard.clock import utc_now
+        from memory_guard.memory.entry import Scope, Source, Status
+        from memory_guard.memory.store import NewEntry
+
+        other = HashingEmbedder(dimension=64)
+        db = await Database.open(tmp_path / "cli.db")
+        store = MemoryStore(db)
+        for n in range(5):
+            question = f"question numéro {n}"
+            vector = (await other.embed([question]))[0]
+            await store.insert(
+                NewEntry(
+                    Scope("default", "default"),
+                    question,
+                    "r",
+                    f"k{n}",
+                    Status.AUTO,
+                    Source.LEARNED,
+                    vector,
+                    other.model_id,
+                ),
+                utc_now(),
+            )
+        await db.close()
+
+    asyncio.run(seed())
+    result = _run_cli(tmp_path, "reindex")
+    assert result.returncode == 0, result.stderr
+    assert "re-embedded 5 entries" in result.stdout
+    assert "5/5" in result.stderr, "a progress bar is shown"
+
+    async def models() -> set[str]:
+        db = await Database.open(tmp_path / "cli.db")
+        rows = await db.fetch_all("SELECT DISTINCT embedding_model FROM responses")
+        await db.close()
+        return {row["embedding_model"] for row in rows}
+
+    assert asyncio.run(models()) == {HashingEmbedder().model_id}
+    again = _run_cli(tmp_path, "reindex")
+    assert "re-embedded 0 entries" in again.stdout
+
+
+def test_env_example_lists_every_setting_with_its_default() -> None:
+    from pydantic import SecretStr
+
+    from memory_guard.settings import Settings
+
+    listed = {}
+    for line in (Path(__file__).parent.parent / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            listed[name] = value
+    assert set(listed) == {name.upper() for name in Settings.model_fields}
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        if isinstance(default, SecretStr):
+            default = default.get_secret_value()
+        expected = (
+            "" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
+        )
+        assert listed[name.upper()] == expected, name
