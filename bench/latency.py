@@ -415,7 +415,16 @@ class Qualifying:
     direct: int = 0
     other_entry: int = 0
     below: int = 0
+    wrong_kind: int = 0  # direct from the right entry, but exact when a cosine hit was wanted (or back)
     scores: list[float] = field(default_factory=list)
+    qualified_by_language: dict[str, int] = field(default_factory=dict)
+    tried_by_language: dict[str, int] = field(default_factory=dict)
+
+    def languages(self) -> str:
+        return " ".join(
+            f"{language}={self.qualified_by_language.get(language, 0)}/{tried}"
+            for language, tried in sorted(self.tried_by_language.items())
+        )
 
 
 def qualify(
@@ -437,6 +446,7 @@ def qualify(
         reply.raise_for_status()
         body = reply.json()
         tally.tried += 1
+        tally.tried_by_language[faq.language] = tally.tried_by_language.get(faq.language, 0) + 1
         best = body["candidates"][0] if body["candidates"] else None
         if best is not None:
             tally.scores.append(float(best["score"]))
@@ -444,8 +454,11 @@ def qualify(
             tally.below += 1
         elif best["entry_id"] != entry_id:
             tally.other_entry += 1
-        elif bool(best.get("exact")) == (kind == "exact"):
+        elif bool(best.get("exact")) != (kind == "exact"):
+            tally.wrong_kind += 1
+        else:
             tally.direct += 1
+            tally.qualified_by_language[faq.language] = tally.qualified_by_language.get(faq.language, 0) + 1
             probes.append(Probe(message, entry_id, float(best["score"])))
     return probes, tally
 
@@ -457,7 +470,7 @@ def run_http_part(sizes: Sizes, out: list[str]) -> None:
         refusing_port() as llm_port,
     ):
         settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
+            _env_file=None,
             memory_db_path=Path(tmp) / "latency.db",
             api_keys=f"{CLIENT_KEY}:{TENANT}:client,{STAFF_KEY}:{TENANT}:staff",
             embedding_provider="local",
@@ -505,9 +518,9 @@ def run_http_part(sizes: Sizes, out: list[str]) -> None:
                 emit(
                     out,
                     f"http_qualified kind={kind}: {tally.direct} of {tally.tried} variants answered direct "
-                    f"from their own entry; {tally.other_entry} direct from ANOTHER entry; "
-                    f"{tally.below} below the direct threshold; best score min={scores.min():.4f} "
-                    f"median={float(np.median(scores)):.4f}",
+                    f"from their own entry ({tally.languages()}); {tally.other_entry} direct from ANOTHER "
+                    f"entry; {tally.below} below the direct threshold; {tally.wrong_kind} of the other "
+                    f"match kind; best score min={scores.min():.4f} median={float(np.median(scores)):.4f}",
                 )
             if not exact or not cosine:
                 raise RuntimeError("no qualifying question for one of the kinds")

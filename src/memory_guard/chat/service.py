@@ -7,6 +7,7 @@ and always ends with exactly one `done` or one `error`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -120,7 +121,8 @@ class ChatRun:
         else:
             found = GuardResult(Decision.MISS)
         if found.decision is Decision.DIRECT and found.best is not None:
-            for event in await self._serve_from_memory(found):
+            # Shielded: once started, the history is written whole even if the client leaves.
+            for event in await asyncio.shield(self._serve_from_memory(found)):
                 yield event
             return
         grounding: list[Grounding] = []
@@ -135,7 +137,9 @@ class ChatRun:
         context = SkillContext(plan.scope, plan.request.entreprise, guard)
         async for event in self._service.loop.run(self._messages(grounding), context, result):
             yield event
-        yield await self._finish(found, result)
+        # The answer is complete: learning and history are written together or not at all,
+        # even if the client disconnects while they are being written.
+        yield await asyncio.shield(self._finish(found, result))
 
     def _messages(self, grounding: list[Grounding]) -> list[dict[str, Any]]:
         plan = self._plan

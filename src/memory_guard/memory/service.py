@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -222,6 +221,6 @@ class MemoryService:
 def _int_cursor(cursor: str | None) -> int | None:
     if cursor is None or cursor == "":
         return None
-    if not cursor.isdigit() or math.isinf(float(cursor)):
+    if not cursor.isdigit():
         raise InvalidRequest("cursor is not one this service gave out", code="invalid_cursor")
     return int(cursor)

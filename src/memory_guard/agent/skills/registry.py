@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +18,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class SkillOutcome:
-    params: Any
     result: Any
     company_specific: bool
-    failed: bool = False
 
 
 class SkillRegistry:
@@ -34,7 +33,7 @@ class SkillRegistry:
             raise ValueError(f"a skill named {skill.name!r} is already registered")
         self._skills[skill.name] = skill
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Skill]:
         return iter(self._skills.values())
 
     def tools(self) -> list[ToolSchema]:
@@ -55,21 +54,19 @@ class SkillRegistry:
         """Run one call. A bad call becomes an error result for the LLM to read, not a failed run."""
         skill = self._skills.get(name)
         if skill is None:
-            return SkillOutcome({}, {"error": f"unknown skill {name!r}"}, company_specific=False, failed=True)
+            return SkillOutcome({"error": f"unknown skill {name!r}"}, company_specific=False)
         try:
             raw = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError:
-            return SkillOutcome(arguments, {"error": "arguments are not valid JSON"}, False, failed=True)
+            return SkillOutcome({"error": "arguments are not valid JSON"}, False)
         try:
             params = skill.input_model.model_validate(raw)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            return SkillOutcome(raw, {"error": f"invalid arguments: {problems}"}, False, failed=True)
+            return SkillOutcome({"error": f"invalid arguments: {problems}"}, False)
         try:
             result = await skill.run(params, context)
         except Exception:
             logger.exception("skill %s failed", name)
-            return SkillOutcome(
-                raw, {"error": f"the skill {name} failed"}, skill.company_specific, failed=True
-            )
-        return SkillOutcome(raw, result, skill.company_specific)
+            return SkillOutcome({"error": f"the skill {name} failed"}, skill.company_specific)
+        return SkillOutcome(result, skill.company_specific)

@@ -1,0 +1,27 @@
+"""In-repo fakes of our own seams, for unit tests that need no HTTP at all."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
+
+
+class ScriptedChatModel:
+    """A ChatModel that plays back one scripted turn per call and records what it was sent."""
+
+    def __init__(self, turns: Sequence[Sequence[StreamItem]]) -> None:
+        self._turns = list(turns)
+        self.sent: list[list[ChatMessage]] = []
+
+    @property
+    def model(self) -> str:
+        return "scripted"
+
+    async def stream(self, messages: list[ChatMessage], tools: list[ToolSchema]) -> AsyncIterator[StreamItem]:
+        self.sent.append([dict(m) for m in messages])
+        for item in self._turns.pop(0):
+            yield item
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,117 @@
+"""The agent loop on a scripted ChatModel: turns, skills, flags for the learning policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_guard.agent.events import Event
+from memory_guard.agent.llm import TextDelta, ToolCallRequest, TurnEnd
+from memory_guard.agent.loop import AgentLoop, LoopResult
+from memory_guard.agent.skills import builtin_registry
+from memory_guard.agent.skills.base import SkillContext
+from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.errors import MemoryGuardError
+from memory_guard.memory.entry import Scope
+from memory_guard.ops.metrics import Metrics
+from memory_guard.services import Services
+from memory_guard.settings import Settings
+from tests.fakes import ScriptedChatModel
+
+SCOPE = Scope("acme", "default")
+
+
+async def _run(
+    model: ScriptedChatModel, tmp_path: Path, entreprise: dict[str, Any] | None = None, max_turns: int = 10
+) -> tuple[list[Event], LoopResult]:
+    settings = Settings(_env_file=None, memory_db_path=tmp_path / "m.db")  # type: ignore[call-arg]
+    services = await Services.open(settings, embedder=HashingEmbedder(), chat_model=model)
+    try:
+        loop = AgentLoop(model, builtin_registry(), max_turns, Metrics())
+        result = LoopResult()
+        context = SkillContext(SCOPE, entreprise, services.memory.guard)
+        events = [e async for e in loop.run([{"role": "user", "content": "q"}], context, result)]
+        return events, result
+    finally:
+        await services.aclose()
+
+
+async def test_text_turn_completes(tmp_path: Path) -> None:
+    model = ScriptedChatModel([[TextDelta("Bon"), TextDelta("jour"), TurnEnd("stop", 10, 2)]])
+    events, result = await _run(model, tmp_path)
+    assert [e.data() for e in events] == [
+        {"type": "text", "content": "Bon"},
+        {"type": "text", "content": "jour"},
+    ]
+    assert result.completed and result.final_text == "Bonjour"
+    assert (result.prompt_tokens, result.completion_tokens, result.truncated) == (10, 2, False)
+
+
+async def test_length_finish_marks_truncation(tmp_path: Path) -> None:
+    model = ScriptedChatModel([[TextDelta("Le délai"), TurnEnd("length", 5, 4096)]])
+    _, result = await _run(model, tmp_path)
+    assert result.truncated
+
+
+async def test_company_skill_marks_the_answer_company_specific(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        [
+            [ToolCallRequest("c1", "get_company_profile", ""), TurnEnd("tool_calls")],
+            [TextDelta("Réponse."), TurnEnd("stop")],
+        ]
+    )
+    events, result = await _run(model, tmp_path, entreprise={"nom": "Sahel Agro"})
+    assert [e.type for e in events] == ["status", "skill_start", "skill_result", "text"]
+    assert result.company_specific
+    assert result.skills_used == ["get_company_profile"]
+    tool_message = model.sent[1][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "c1"
+    assert json.loads(tool_message["content"]) == {"nom": "Sahel Agro"}
+
+
+async def test_search_memory_is_not_company_specific(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        [
+            [ToolCallRequest("c1", "search_memory", '{"query": "garantie"}'), TurnEnd("tool_calls")],
+            [TextDelta("Rien."), TurnEnd("stop")],
+        ]
+    )
+    _, result = await _run(model, tmp_path)
+    assert not result.company_specific
+    assert json.loads(model.sent[1][-1]["content"]) == []
+
+
+async def test_unknown_skill_and_bad_json_go_back_to_the_llm(tmp_path: Path) -> None:
+    model = ScriptedChatModel(
+        [
+            [
+                ToolCallRequest("c1", "launch_rockets", "{}"),
+                ToolCallRequest("c2", "search_memory", "{oops"),
+                TurnEnd("tool_calls"),
+            ],
+            [TextDelta("Désolé."), TurnEnd("stop")],
+        ]
+    )
+    events, result = await _run(model, tmp_path)
+    assert result.completed
+    results = [json.loads(m["content"]) for m in model.sent[1] if m["role"] == "tool"]
+    assert results == [{"error": "unknown skill 'launch_rockets'"}, {"error": "arguments are not valid JSON"}]
+    assert [e.payload["params"] for e in events if e.type == "skill_start"] == [{}, "{oops"]
+
+
+async def test_turn_limit(tmp_path: Path) -> None:
+    call = [ToolCallRequest("c", "search_memory", '{"query": "x"}'), TurnEnd("tool_calls")]
+    model = ScriptedChatModel([call, call])
+    with pytest.raises(MemoryGuardError, match="2 turns"):
+        await _run(model, tmp_path, max_turns=2)
+
+
+def test_tool_schemas_come_from_typed_inputs() -> None:
+    tools = {t["function"]["name"]: t["function"] for t in builtin_registry().tools()}
+    search = tools["search_memory"]["parameters"]
+    assert search["required"] == ["query"]
+    assert search["properties"]["limit"]["maximum"] == 10
+    assert tools["get_company_profile"]["parameters"]["properties"] == {}
