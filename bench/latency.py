@@ -23,32 +23,29 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import math
 import os
 import platform
-import random
 import socket
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import numpy as np
 import numpy.typing as npt
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "src") not in sys.path:  # run from a checkout without `pip install -e .`
-    sys.path.insert(0, str(ROOT / "src"))
+if str(ROOT) not in sys.path:  # the app harness of the tests is reused here
+    sys.path.insert(0, str(ROOT))
 
-from memory_guard.api.app import create_app  # noqa: E402
+from tests.server import LiveApp, parse_sse  # noqa: E402
+
+from bench.questions import Faq, cosine_variant, exact_variant, faq_questions  # noqa: E402
 from memory_guard.memory.entry import Scope  # noqa: E402
 from memory_guard.memory.index import VectorIndex  # noqa: E402
 from memory_guard.memory.normalize import normalize_question  # noqa: E402
@@ -204,108 +201,6 @@ def run_index_part(sizes: Sizes, out: list[str]) -> None:
 
 # ---------------------------------------------------------------- part 2: direct hits over HTTP
 
-EN_TEMPLATES = (
-    "How long does delivery of a {item} to {place} usually take when it is ordered {when}?",
-    "What documents do I need to return a {item} that was bought {when} in our {place} shop?",
-    "Can I change the delivery address of my {item} order for {place} after paying {when}?",
-    "Is a warranty extension available for a {item} shipped to {place} {when}?",
-    "Who should I contact about a damaged {item} that was delivered in {place} {when}?",
-    "How much does it cost to have a {item} installed at home in {place} if I order {when}?",
-    "Why was my refund for a {item} sent back from {place} still not paid after I returned it {when}?",
-    "Can I pay for a {item} in three instalments when I order it for {place} {when}?",
-)
-EN_ITEMS = (
-    "washing machine", "laptop", "garden table", "office chair", "electric bike",
-    "coffee machine", "set of winter tyres", "bookshelf", "gas boiler", "solar panel kit",
-)  # fmt: skip
-EN_PLACES = (
-    "Canada", "Belgium", "Switzerland", "Lyon", "Marseille",
-    "Germany", "Spain", "Quebec", "Brussels", "Geneva",
-)  # fmt: skip
-EN_WHEN = (
-    "last week",
-    "during the sales",
-    "on a public holiday",
-    "with a gift card",
-    "through the mobile app",
-)
-
-FR_TEMPLATES = (
-    "Combien de temps faut-il pour livrer {item} à {place} quand la commande est passée {when} ?",
-    "Quels documents faut-il fournir pour retourner {item} acheté {when} dans notre magasin de {place} ?",
-    "Puis-je modifier l'adresse de livraison de ma commande de {item} pour {place} après avoir payé {when} ?",
-    "Existe-t-il une extension de garantie pour {item} expédié à {place} {when} ?",
-    "Qui dois-je contacter pour {item} abîmé livré à {place} {when} ?",
-    "Combien coûte l'installation à domicile d'{item} à {place} si je commande {when} ?",
-    "Pourquoi mon remboursement pour {item} renvoyé depuis {place} n'est-il toujours pas versé "
-    "alors que je l'ai retourné {when} ?",
-    "Puis-je payer {item} en trois fois quand je le commande pour {place} {when} ?",
-)
-FR_ITEMS = (
-    "un lave-linge", "un ordinateur portable", "une table de jardin", "un fauteuil de bureau",
-    "un vélo électrique", "une machine à café", "un jeu de pneus neige", "une bibliothèque",
-    "une chaudière à gaz", "un kit de panneaux solaires",
-)  # fmt: skip
-FR_PLACES = (
-    "Montréal", "Bruxelles", "Genève", "Lyon", "Marseille",
-    "Toulouse", "Bordeaux", "Nantes", "Lille", "Strasbourg",
-)  # fmt: skip
-FR_WHEN = (
-    "la semaine dernière",
-    "pendant les soldes",
-    "un jour férié",
-    "avec une carte cadeau",
-    "via l'appli",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Faq:
-    question: str
-    answer: str
-    language: str
-
-
-def faq_questions(count: int, seed: int = SEED) -> list[Faq]:
-    """`count` distinct questions, half French and half English, from templates (seeded)."""
-    rng = random.Random(seed)
-    pools: dict[str, list[str]] = {}
-    for language, templates, items, places, whens in (
-        ("en", EN_TEMPLATES, EN_ITEMS, EN_PLACES, EN_WHEN),
-        ("fr", FR_TEMPLATES, FR_ITEMS, FR_PLACES, FR_WHEN),
-    ):
-        combos = list(itertools.product(templates, items, places, whens))
-        rng.shuffle(combos)
-        pools[language] = [t.format(item=i, place=p, when=w) for t, i, p, w in combos]
-    french = count // 2
-    english = count - french
-    if english > len(pools["en"]) or french > len(pools["fr"]):
-        raise ValueError(f"the templates give at most {2 * len(pools['fr'])} distinct questions")
-    chosen = [Faq(q, "", "en") for q in pools["en"][:english]] + [
-        Faq(q, "", "fr") for q in pools["fr"][:french]
-    ]
-    rng.shuffle(chosen)
-    return [
-        Faq(
-            f.question,
-            f"Réponse FAQ n°{n} : voir la fiche {n}." if f.language == "fr" else f"FAQ answer #{n}.",
-            f.language,
-        )
-        for n, f in enumerate(chosen)
-    ]
-
-
-def exact_variant(question: str, n: int) -> str:
-    """The same question, not byte-identical: other case, or without its closing mark."""
-    return question.upper() if n % 2 else question.rstrip().rstrip("?").rstrip().lower()
-
-
-def cosine_variant(question: str, language: str) -> str:
-    """The question with a trailing politeness word: another normalized key, cosine near 1."""
-    word = "svp" if language == "fr" else "please"
-    body = question.rstrip().rstrip("?").rstrip()
-    return f"{body} {word} ?" if language == "fr" else f"{body}, {word}?"
-
 
 @dataclass(frozen=True, slots=True)
 class Probe:
@@ -314,51 +209,6 @@ class Probe:
     message: str
     entry_id: int
     score: float
-
-
-class Server:
-    """create_app(settings) under uvicorn on a free loopback port, in a daemon thread."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.port = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> Server:
-        # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY only on accepted sockets whose
-        # proto is IPPROTO_TCP, and accepted sockets inherit it. With proto 0, Nagle holds the
-        # body back behind the headers until the client's delayed ACK: +40 ms on every request.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            create_app(self.settings),
-            lifespan="on",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=3,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 60
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the app failed to start")
-            time.sleep(0.01)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=15)
 
 
 @contextmanager
@@ -372,24 +222,6 @@ def refusing_port() -> Iterator[int]:
         sock.close()
 
 
-def parse_sse(lines: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
-    events: list[tuple[str, dict[str, Any]]] = []
-    kind: str | None = None
-    data: list[str] = []
-    for line in [*lines, ""]:
-        if line == "":
-            if kind is not None or data:
-                events.append((kind or "message", json.loads("\n".join(data))))
-            kind, data = None, []
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            kind = line[len("event:") :].strip()
-        elif line.startswith("data:"):
-            data.append(line[len("data:") :].strip())
-    return events
-
-
 def timed_chat(client: httpx.Client, probe: Probe) -> float:
     """POST /chat, read the whole stream, check it is a direct answer; the seconds it took."""
     start = time.perf_counter()
@@ -399,11 +231,11 @@ def timed_chat(client: httpx.Client, probe: Probe) -> float:
     if response.status_code != 200:
         raise RuntimeError(f"/chat answered {response.status_code} for {probe.message!r}")
     events = parse_sse(lines)
-    kinds = [kind for kind, _ in events]
+    kinds = [event.event for event in events]
     if "cached_response" not in kinds or kinds[-1:] != ["done"]:
         raise RuntimeError(f"not a direct answer for {probe.message!r}: events {kinds} {events}")
-    cached = dict(events)["cached_response"]
-    done = events[-1][1]
+    cached = next(event.data for event in events if event.event == "cached_response")
+    done = events[-1].data
     if done.get("decision") != "direct" or cached.get("entry_id") != probe.entry_id:
         raise RuntimeError(f"unexpected answer for {probe.message!r}: {cached} {done}")
     return seconds
@@ -480,7 +312,7 @@ def run_http_part(sizes: Sizes, out: list[str]) -> None:
             llm_timeout_s=2.0,
         )
         with (
-            Server(settings) as server,
+            LiveApp(settings) as server,
             httpx.Client(
                 base_url=server.base_url, headers={"Authorization": f"Bearer {STAFF_KEY}"}, timeout=30
             ) as staff,

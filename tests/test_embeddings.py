@@ -237,7 +237,7 @@ def _app(requests: list[dict[str, Any]]) -> Starlette:
 
 @pytest.fixture(scope="module")
 def fake_server() -> Iterator[FakeEmbeddingsServer]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

@@ -86,21 +86,6 @@ def test_cosine_variant_changes_the_normalized_key(question: str, language: str)
     assert variant.endswith("?")
 
 
-def test_parse_sse_reads_events() -> None:
-    lines = [
-        ": ping",
-        "event: cached_response",
-        'data: {"entry_id": 3}',
-        "",
-        "event: done",
-        'data: {"decision": "direct"}',
-    ]
-    assert latency.parse_sse(lines) == [
-        ("cached_response", {"entry_id": 3}),
-        ("done", {"decision": "direct"}),
-    ]
-
-
 def test_index_search_on_a_tiny_index() -> None:
     run = latency.bench_index(entries=200, scopes=4, queries=50, rng=np.random.default_rng(0))
     assert run.search_s.shape == (50,)

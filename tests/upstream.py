@@ -114,7 +114,7 @@ class FakeUpstream:
         return f"http://127.0.0.1:{self._port}/v1"
 
     def start(self) -> FakeUpstream:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]

@@ -24,10 +24,10 @@ from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.index import VectorIndex
-from memory_guard.memory.lookups import LookupLog
 from memory_guard.memory.service import MemoryService
 from memory_guard.memory.store import MemoryStore
 from memory_guard.ops.metrics import Metrics
+from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -89,6 +89,7 @@ class Services:
     memory: MemoryService
     conversations: ConversationService
     chat: ChatService
+    readiness: Readiness
 
     @classmethod
     async def open(
@@ -106,11 +107,10 @@ class Services:
         try:
             metrics = Metrics()
             store = MemoryStore(db)
-            log = LookupLog(db)
             thresholds = thresholds_of(settings)
             index = await load_index(store, embedder, thresholds.max_age)
-            guard = Guard(store, index, embedder, log, thresholds, metrics, clock)
-            memory = MemoryService(guard, log, clock)
+            guard = Guard(store, index, embedder, thresholds, metrics, clock)
+            memory = MemoryService(guard, clock)
             conversations = ConversationService(ConversationStore(db), memory)
             loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
             chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
@@ -119,7 +119,9 @@ class Services:
             await embedder.aclose()
             await db.close()
             raise
-        return cls(settings, db, embedder, chat_model, metrics, memory, conversations, chat)
+        return cls(
+            settings, db, embedder, chat_model, metrics, memory, conversations, chat, Readiness(embedder)
+        )
 
     async def aclose(self) -> None:
         await self.chat_model.aclose()

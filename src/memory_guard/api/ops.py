@@ -22,10 +22,10 @@ async def healthz() -> dict[str, str]:
 async def readyz(services: ServicesDep) -> dict[str, Any]:
     try:
         store_ok = await services.db.ping()
-        probe = await services.embedder.embed(["ready"])
+        embedder_ok = await services.readiness.embedder_ok()
     except Exception as exc:
         raise NotReady(f"not ready: {type(exc).__name__}") from exc
-    if not store_ok or probe.shape != (1, services.embedder.dimension):
+    if not store_ok or not embedder_ok:
         raise NotReady("not ready: store or embedder check failed")
     return {"status": "ready", "store": "ok", "embedder": services.embedder.model_id}
 

@@ -64,7 +64,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             agent TEXT NOT NULL,
             project TEXT NOT NULL,
             phase TEXT NOT NULL,
-            decision TEXT NOT NULL CHECK (decision IN ('direct', 'assisted', 'miss', 'skipped')),
+            decision TEXT NOT NULL CHECK (decision IN ('direct', 'assisted', 'miss')),
             entry_id INTEGER,
             score REAL,
             tokens_saved INTEGER NOT NULL DEFAULT 0,

@@ -15,7 +15,7 @@ from memory_guard.clock import Clock
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
-from memory_guard.memory.lookups import LookupLog, LookupRecord
+from memory_guard.memory.lookups import LookupRecord
 from memory_guard.memory.normalize import key_hash
 from memory_guard.memory.store import MemoryStore
 from memory_guard.ops.metrics import Metrics
@@ -67,7 +67,6 @@ class Guard:
         store: MemoryStore,
         index: VectorIndex,
         embedder: Embedder,
-        log: LookupLog,
         thresholds: Thresholds,
         metrics: Metrics,
         clock: Clock,
@@ -76,7 +75,6 @@ class Guard:
         self.index = index
         self.embedder = embedder
         self.thresholds = thresholds
-        self._log = log
         self._metrics = metrics
         self._clock = clock
 
@@ -140,23 +138,20 @@ class Guard:
     async def _account(self, scope: Scope, result: GuardResult) -> None:
         now = self._clock()
         best = result.best
-        tokens_saved = 0
+        tokens_saved, usage, used_ids = 0, 0, []
         if result.decision is Decision.DIRECT and best is not None:
-            await self.store.add_usage([best.entry.id], DIRECT_USAGE, now)
-            tokens_saved = tokens_of(best.entry)
+            tokens_saved, usage, used_ids = tokens_of(best.entry), DIRECT_USAGE, [best.entry.id]
         elif result.decision is Decision.ASSISTED:
-            ids = [c.entry.id for c in result.matches(self.thresholds.similar)]
-            await self.store.add_usage(ids, ASSISTED_USAGE, now)
-        await self._log.record(
-            LookupRecord(
-                scope=scope,
-                decision=result.decision.value,
-                entry_id=best.entry.id if best else None,
-                score=best.score if best else None,
-                tokens_saved=tokens_saved,
-            ),
-            now,
+            usage = ASSISTED_USAGE
+            used_ids = [c.entry.id for c in result.matches(self.thresholds.similar)]
+        record = LookupRecord(
+            scope=scope,
+            decision=result.decision.value,
+            entry_id=best.entry.id if best else None,
+            score=best.score if best else None,
+            tokens_saved=tokens_saved,
         )
+        await self.store.record_lookup(record, used_ids, usage, now)
         self._metrics.lookups.labels(decision=result.decision.value).inc()
         operation = "hit" if result.decision is Decision.DIRECT else "miss"
         self._metrics.cache_operations.labels(operation=operation, type="response").inc()

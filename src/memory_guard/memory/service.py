@@ -14,7 +14,6 @@ from memory_guard.embeddings.base import Vectors
 from memory_guard.errors import InvalidRequest, NotFound
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 from memory_guard.memory.guard import Guard, GuardResult
-from memory_guard.memory.lookups import LookupLog
 from memory_guard.memory.normalize import key_hash
 from memory_guard.memory.store import EntryFilter, NewEntry
 
@@ -26,11 +25,10 @@ class Page:
 
 
 class MemoryService:
-    def __init__(self, guard: Guard, log: LookupLog, clock: Clock) -> None:
+    def __init__(self, guard: Guard, clock: Clock) -> None:
         self.guard = guard
         self.store = guard.store
         self.index = guard.index
-        self._log = log
         self._clock = clock
 
     @property
@@ -195,7 +193,7 @@ class MemoryService:
 
     async def stats(self, tenant: str) -> dict[str, Any]:
         counts = await self.store.count_by_status(tenant)
-        totals = await self._log.totals(tenant)
+        totals = await self.store.lookup_totals(tenant)
         decided = sum(totals.by_decision[d] for d in ("direct", "assisted", "miss"))
         direct = totals.by_decision["direct"]
         return {

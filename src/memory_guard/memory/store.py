@@ -14,6 +14,7 @@ from memory_guard.clock import from_text, to_text
 from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.entry import Entry, Scope, Source, Status
+from memory_guard.memory.lookups import LookupRecord, LookupTotals
 
 _COLUMNS = (
     "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
@@ -225,14 +226,44 @@ class MemoryStore:
         )
         return await self.get(tenant, entry_id) if count else None
 
-    async def add_usage(self, entry_ids: Sequence[int], amount: int, now: datetime) -> None:
-        if not entry_ids:
-            return
-        await self._db.execute(
-            f"UPDATE responses SET usage_count = usage_count + ?, last_used_at = ? "
-            f"WHERE id IN ({placeholders(entry_ids)})",
-            (amount, to_text(now), *entry_ids),
+    async def record_lookup(
+        self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
+    ) -> None:
+        """Log a decision and count the usage it implies, in one transaction."""
+        stamp = to_text(now)
+        scope = record.scope
+        async with self._db.transaction() as conn:
+            if used_ids:
+                await conn.execute(
+                    "UPDATE responses SET usage_count = usage_count + ?, last_used_at = ? "
+                    f"WHERE id IN ({placeholders(used_ids)})",
+                    (usage, stamp, *used_ids),
+                )
+            await conn.execute(
+                "INSERT INTO lookups (tenant, agent, project, phase, decision, entry_id, score, "
+                "tokens_saved, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    scope.tenant,
+                    scope.agent,
+                    scope.project,
+                    scope.phase,
+                    record.decision,
+                    record.entry_id,
+                    record.score,
+                    record.tokens_saved,
+                    stamp,
+                ),
+            )
+
+    async def lookup_totals(self, tenant: str) -> LookupTotals:
+        rows = await self._db.fetch_all(
+            "SELECT decision, COUNT(*) AS n, COALESCE(SUM(tokens_saved), 0) AS saved FROM lookups "
+            "WHERE tenant = ? GROUP BY decision",
+            (tenant,),
         )
+        counts = {"direct": 0, "assisted": 0, "miss": 0}
+        counts.update({row["decision"]: row["n"] for row in rows})
+        return LookupTotals(by_decision=counts, tokens_saved=sum(row["saved"] for row in rows))
 
     async def delete(self, tenant: str, entry_id: int) -> bool:
         return (

@@ -1,0 +1,113 @@
+"""Bilingual FAQ questions for the latency benchmark, and variants of them that the guard
+should answer direct: exact (same normalized key) and cosine (a trailing politeness word)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+SEED = 20240611
+
+
+EN_TEMPLATES = (
+    "How long does delivery of a {item} to {place} usually take when it is ordered {when}?",
+    "What documents do I need to return a {item} that was bought {when} in our {place} shop?",
+    "Can I change the delivery address of my {item} order for {place} after paying {when}?",
+    "Is a warranty extension available for a {item} shipped to {place} {when}?",
+    "Who should I contact about a damaged {item} that was delivered in {place} {when}?",
+    "How much does it cost to have a {item} installed at home in {place} if I order {when}?",
+    "Why was my refund for a {item} sent back from {place} still not paid after I returned it {when}?",
+    "Can I pay for a {item} in three instalments when I order it for {place} {when}?",
+)
+EN_ITEMS = (
+    "washing machine", "laptop", "garden table", "office chair", "electric bike",
+    "coffee machine", "set of winter tyres", "bookshelf", "gas boiler", "solar panel kit",
+)  # fmt: skip
+EN_PLACES = (
+    "Canada", "Belgium", "Switzerland", "Lyon", "Marseille",
+    "Germany", "Spain", "Quebec", "Brussels", "Geneva",
+)  # fmt: skip
+EN_WHEN = (
+    "last week",
+    "during the sales",
+    "on a public holiday",
+    "with a gift card",
+    "through the mobile app",
+)
+
+FR_TEMPLATES = (
+    "Combien de temps faut-il pour livrer {item} à {place} quand la commande est passée {when} ?",
+    "Quels documents faut-il fournir pour retourner {item} acheté {when} dans notre magasin de {place} ?",
+    "Puis-je modifier l'adresse de livraison de ma commande de {item} pour {place} après avoir payé {when} ?",
+    "Existe-t-il une extension de garantie pour {item} expédié à {place} {when} ?",
+    "Qui dois-je contacter pour {item} abîmé livré à {place} {when} ?",
+    "Combien coûte l'installation à domicile d'{item} à {place} si je commande {when} ?",
+    "Pourquoi mon remboursement pour {item} renvoyé depuis {place} n'est-il toujours pas versé "
+    "alors que je l'ai retourné {when} ?",
+    "Puis-je payer {item} en trois fois quand je le commande pour {place} {when} ?",
+)
+FR_ITEMS = (
+    "un lave-linge", "un ordinateur portable", "une table de jardin", "un fauteuil de bureau",
+    "un vélo électrique", "une machine à café", "un jeu de pneus neige", "une bibliothèque",
+    "une chaudière à gaz", "un kit de panneaux solaires",
+)  # fmt: skip
+FR_PLACES = (
+    "Montréal", "Bruxelles", "Genève", "Lyon", "Marseille",
+    "Toulouse", "Bordeaux", "Nantes", "Lille", "Strasbourg",
+)  # fmt: skip
+FR_WHEN = (
+    "la semaine dernière",
+    "pendant les soldes",
+    "un jour férié",
+    "avec une carte cadeau",
+    "via l'appli",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Faq:
+    question: str
+    answer: str
+    language: str
+
+
+def faq_questions(count: int, seed: int = SEED) -> list[Faq]:
+    """`count` distinct questions, half French and half English, from templates (seeded)."""
+    rng = random.Random(seed)
+    pools: dict[str, list[str]] = {}
+    for language, templates, items, places, whens in (
+        ("en", EN_TEMPLATES, EN_ITEMS, EN_PLACES, EN_WHEN),
+        ("fr", FR_TEMPLATES, FR_ITEMS, FR_PLACES, FR_WHEN),
+    ):
+        combos = list(itertools.product(templates, items, places, whens))
+        rng.shuffle(combos)
+        pools[language] = [t.format(item=i, place=p, when=w) for t, i, p, w in combos]
+    french = count // 2
+    english = count - french
+    if english > len(pools["en"]) or french > len(pools["fr"]):
+        raise ValueError(f"the templates give at most {2 * len(pools['fr'])} distinct questions")
+    chosen = [Faq(q, "", "en") for q in pools["en"][:english]] + [
+        Faq(q, "", "fr") for q in pools["fr"][:french]
+    ]
+    rng.shuffle(chosen)
+    return [
+        Faq(
+            f.question,
+            f"Réponse FAQ n°{n} : voir la fiche {n}." if f.language == "fr" else f"FAQ answer #{n}.",
+            f.language,
+        )
+        for n, f in enumerate(chosen)
+    ]
+
+
+def exact_variant(question: str, n: int) -> str:
+    """The same question, not byte-identical: other case, or without its closing mark."""
+    return question.upper() if n % 2 else question.rstrip().rstrip("?").rstrip().lower()
+
+
+def cosine_variant(question: str, language: str) -> str:
+    """The question with a trailing politeness word: another normalized key, cosine near 1."""
+    word = "svp" if language == "fr" else "please"
+    body = question.rstrip().rstrip("?").rstrip()
+    return f"{body} {word} ?" if language == "fr" else f"{body}, {word}?"
