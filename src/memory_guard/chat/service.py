@@ -111,7 +111,7 @@ class ChatRun:
             yield events.error(exc.code, exc.message)
         except Exception:
             logger.exception("chat run failed")
-            yield events.error("internal_error", "the run failed on our side; nothing was learned")
+            yield events.error("internal_error", "the run failed on our side; it has been logged")
 
     async def _events(self) -> AsyncIterator[Event]:
         plan = self._plan

@@ -78,42 +78,33 @@ class MemoryService:
             assert entry is not None
             await self._refresh_index(entry)
             return entry, None
-        entry = await self.store.insert(
-            NewEntry(
-                scope,
-                question,
-                answer,
-                key,
-                Status.AUTO,
-                Source.LEARNED,
-                vector,
-                self.guard.embedder.model_id,
-                metadata=metadata,
-            ),
-            now,
+        entry = await self._insert(
+            scope, question, answer, Status.AUTO, Source.LEARNED, vector, metadata=metadata
         )
-        self._sync_index(entry, vector)
         return entry, None
 
     # -- staff -----------------------------------------------------------------------------
 
     async def create_faq(self, scope: Scope, question: str, answer: str, tags: Sequence[str]) -> Entry:
-        key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
         vector = await self.guard.embed(question)
-        entry = await self.store.insert(
-            NewEntry(
-                scope,
-                question,
-                answer,
-                key,
-                Status.VALIDATED,
-                Source.FAQ,
-                vector,
-                self.guard.embedder.model_id,
-                tags=tags,
-            ),
-            self._clock(),
+        return await self._insert(scope, question, answer, Status.VALIDATED, Source.FAQ, vector, tags=tags)
+
+    async def _insert(
+        self,
+        scope: Scope,
+        question: str,
+        answer: str,
+        status: Status,
+        source: Source,
+        vector: Vectors,
+        tags: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None,
+    ) -> Entry:
+        key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
+        new = NewEntry(
+            scope, question, answer, key, status, source, vector, self.guard.embedder.model_id, tags, metadata
         )
+        entry = await self.store.insert(new, self._clock())
         self._sync_index(entry, vector)
         return entry
 
