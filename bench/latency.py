@@ -6,7 +6,7 @@ Two parts, one line per figure:
    numpy RNG): p50/p99 in ms over random queries at 10,000 and 100,000 entries in one scope,
    and 100,000 entries spread over 100 scopes (a lookup only reads its own scope). Also the
    build time (one `put` per entry, as the service loads its store) and the matrix's memory.
-2. A direct hit end to end: the real app under uvicorn on loopback (temporary SQLite file, one
+2. A direct hit end to end: `memory-guard serve` in its own process (temporary SQLite file, one
    client and one staff key, the LOCAL embedding model, `llm_base_url` on a loopback port that
    refuses connections so an accidental LLM call fails the run). FAQ entries are inserted
    through `POST /staff/memory`, then `POST /chat` is timed (keep-alive httpx client, whole SSE
@@ -27,6 +27,7 @@ import math
 import os
 import platform
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the app harness of the tests is reused here
     sys.path.insert(0, str(ROOT))
 
-from tests.server import LiveApp, parse_sse  # noqa: E402
+from tests.server import parse_sse  # noqa: E402
 
 from bench.questions import Faq, cosine_variant, exact_variant, faq_questions  # noqa: E402
 from memory_guard.memory.entry import Scope  # noqa: E402
@@ -211,6 +212,46 @@ class Probe:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class Service:
+    base_url: str
+
+
+@contextmanager
+def service_process(settings: Settings) -> Iterator[Service]:
+    """`memory-guard serve` in its own process, as in production: the timing client does not
+    share its GIL. The settings travel as environment variables."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ)
+    for name, value in settings.model_dump().items():
+        raw = value.get_secret_value() if hasattr(value, "get_secret_value") else value
+        env[name.upper()] = "" if raw is None else str(raw).lower() if isinstance(raw, bool) else str(raw)
+    env["LOG_LEVEL"] = "WARNING"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_guard", "serve", "--port", str(port)], env=env, cwd=ROOT
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"memory-guard serve exited with {process.returncode}")
+            try:
+                if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("memory-guard serve did not become ready in 60 s")
+            time.sleep(0.1)
+        yield Service(base_url)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
 @contextmanager
 def refusing_port() -> Iterator[int]:
     """A loopback port bound but not listening: a connection to it is refused at once."""
@@ -312,7 +353,7 @@ def run_http_part(sizes: Sizes, out: list[str]) -> None:
             llm_timeout_s=2.0,
         )
         with (
-            LiveApp(settings) as server,
+            service_process(settings) as server,
             httpx.Client(
                 base_url=server.base_url, headers={"Authorization": f"Bearer {STAFF_KEY}"}, timeout=30
             ) as staff,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from typing import Literal
 
 import uvicorn
 from starlette.types import ASGIApp
 
 
 class ThreadedServer:
-    def __init__(self, app: ASGIApp, *, lifespan: str = "off", port: int = 0) -> None:
+    def __init__(self, app: ASGIApp, *, lifespan: Literal["on", "off"] = "off", port: int = 0) -> None:
         self.app = app
         self.lifespan = lifespan
         self.port = port

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
@@ -143,3 +144,14 @@ def test_env_example_lists_every_setting_with_its_default() -> None:
             "" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
         )
         assert listed[name.upper()] == expected, name
+
+
+def test_env_example_as_is_gives_working_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_guard.settings import Settings
+
+    for name in Settings.model_fields:
+        monkeypatch.delenv(name.upper(), raising=False)
+    settings = Settings(_env_file=Path(__file__).parent.parent / ".env.example")  # type: ignore[call-arg]
+    assert settings.agents_file is None
+    assert settings.embedding_model is None
+    assert settings.dev_mode

@@ -138,3 +138,28 @@ def test_follow_up_that_leans_on_context_is_not_answered_direct(
     follow = chat(acme, f"/chat/{first['conversation_id']}/message", message="Et pour le Sénégal ?")
     assert follow.done["decision"] != "direct"
     assert follow.text == "Au Sénégal, la même liste s'applique."
+
+
+def test_search_memory_skill_sees_only_its_own_scope(
+    acme_staff: httpx.Client, globex: httpx.Client, fresh_upstream: FakeUpstream
+) -> None:
+    from tests.upstream import ToolCall
+
+    acme_staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER})
+    fresh_upstream.push(
+        Reply(tool_calls=[ToolCall("search_memory", {"query": QUESTION, "limit": 5})]),
+        Reply(text="Rien."),
+        Reply(tool_calls=[ToolCall("search_memory", {"query": QUESTION, "limit": 5})]),
+        Reply(text="Trouvé."),
+    )
+    chat(globex, message="Liste des pièces pour la réception ?")
+    globex_result = next(m for m in fresh_upstream.requests[1].body["messages"] if m["role"] == "tool")
+    assert globex_result["content"] == "[]"
+    with client_for_key(acme_staff, "ka") as acme:
+        chat(acme, message="Liste des pièces pour la réception ?")
+    acme_result = next(m for m in fresh_upstream.requests[3].body["messages"] if m["role"] == "tool")
+    assert ANSWER in acme_result["content"]
+
+
+def client_for_key(other: httpx.Client, key: str) -> httpx.Client:
+    return httpx.Client(base_url=other.base_url, headers={"Authorization": f"Bearer {key}"}, timeout=10)

@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
 
+    @field_validator("agents_file", "embedding_model", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        # `.env.example` lists every variable, so `AGENTS_FILE=` must mean "not set", not ".".
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("api_keys")
     @classmethod
     def _keys_parse(cls, value: SecretStr) -> SecretStr:

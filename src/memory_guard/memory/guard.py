@@ -90,14 +90,16 @@ class Guard:
             return Decision.DIRECT
         return Decision.ASSISTED
 
-    async def inspect(self, scope: Scope, question: str, allow_direct: bool = True) -> GuardResult:
+    async def inspect(
+        self, scope: Scope, question: str, allow_direct: bool = True, k: int | None = None
+    ) -> GuardResult:
         """What the guard would do, with no side effect."""
-        result, _ = await self._find(scope, question, allow_direct)
+        result, _ = await self._find(scope, question, allow_direct, k or self.thresholds.top_k)
         return result
 
     async def lookup(self, scope: Scope, question: str, allow_direct: bool = True) -> GuardResult:
         started = time.perf_counter()
-        result, expired = await self._find(scope, question, allow_direct)
+        result, expired = await self._find(scope, question, allow_direct, self.thresholds.top_k)
         if expired and self.thresholds.auto_prune:
             await self.prune(scope.tenant)
         await self._account(scope, result)
@@ -113,7 +115,9 @@ class Guard:
             self._metrics.cache_operations.labels(operation="prune", type="response").inc(len(removed))
         return len(removed)
 
-    async def _find(self, scope: Scope, question: str, allow_direct: bool) -> tuple[GuardResult, list[int]]:
+    async def _find(
+        self, scope: Scope, question: str, allow_direct: bool, k: int
+    ) -> tuple[GuardResult, list[int]]:
         now = self._clock()
         key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
         exact = [
@@ -125,7 +129,7 @@ class Guard:
             best = Candidate(exact[0], 1.0, exact=True)
             return GuardResult(self._decide(best, allow_direct), [best]), []
         vector = await self.embed(question)
-        found = self.index.search(scope, vector, self.thresholds.top_k, now.timestamp())
+        found = self.index.search(scope, vector, k, now.timestamp())
         entries = await self.store.get_many(scope.tenant, [hit.entry_id for hit in found.hits])
         candidates = [
             Candidate(entries[hit.entry_id], hit.score)

@@ -27,7 +27,7 @@ class SearchMemory:
     company_specific: ClassVar[bool] = False
 
     async def run(self, params: SearchMemoryInput, context: SkillContext) -> Any:
-        result = await context.guard.inspect(context.scope, params.query, allow_direct=False)
+        result = await context.guard.inspect(context.scope, params.query, allow_direct=False, k=params.limit)
         return [
             {
                 "question": c.entry.question,
@@ -35,6 +35,6 @@ class SearchMemory:
                 "score": round(c.score, 4),
                 "status": c.entry.status.value,
             }
-            for c in result.candidates[: params.limit]
+            for c in result.candidates
             if c.score >= MIN_SCORE
         ]
