@@ -14,7 +14,7 @@ import pytest
 
 from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.memory.store import MemoryStore
+from memory_guard.memory.store import SqliteMemoryStore
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply
@@ -85,11 +85,11 @@ def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
     async def seed() -> None:
         from memory_guard.clock import utc_now
         from memory_guard.memory.entry import Scope, Source, Status
-        from memory_guard.memory.store import NewEntry
+        from memory_guard.memory.storage import NewEntry
 
         other = HashingEmbedder(dimension=64)
         db = await Database.open(tmp_path / "cli.db")
-        store = MemoryStore(db)
+        store = SqliteMemoryStore(db)
         for n in range(5):
             question = f"question numéro {n}"
             vector = (await other.embed([question]))[0]

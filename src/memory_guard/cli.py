@@ -60,7 +60,7 @@ async def _reindex(everything: bool) -> int:
     from memory_guard.db.database import Database
     from memory_guard.embeddings.factory import build_embedder
     from memory_guard.memory.reindex import reindex
-    from memory_guard.memory.store import MemoryStore
+    from memory_guard.memory.store import SqliteMemoryStore
 
     settings = _settings()
     db = await Database.open(settings.memory_db_path)
@@ -68,7 +68,7 @@ async def _reindex(everything: bool) -> int:
     bar = tqdm(unit="entry", desc=f"re-embedding with {embedder.model_id}")
     try:
         done = await reindex(
-            MemoryStore(db),
+            SqliteMemoryStore(db),
             embedder,
             everything,
             on_total=lambda total: setattr(bar, "total", total),

@@ -18,14 +18,15 @@ from memory_guard.agent.skills import builtin_registry
 from memory_guard.chat.service import ChatService
 from memory_guard.clock import Clock, utc_now
 from memory_guard.conversations.service import ConversationService
-from memory_guard.conversations.store import ConversationStore
+from memory_guard.conversations.store import SqliteConversationStore
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.service import MemoryService
-from memory_guard.memory.store import MemoryStore
+from memory_guard.memory.storage import MemoryStore
+from memory_guard.memory.store import SqliteMemoryStore
 from memory_guard.ops.metrics import Metrics
 from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
@@ -106,12 +107,12 @@ class Services:
         chat_model = chat_model or build_chat_model(settings)
         try:
             metrics = Metrics()
-            store = MemoryStore(db)
+            store = SqliteMemoryStore(db)
             thresholds = thresholds_of(settings)
             index = await load_index(store, embedder, thresholds.max_age)
             guard = Guard(store, index, embedder, thresholds, metrics, clock)
             memory = MemoryService(guard, clock)
-            conversations = ConversationService(ConversationStore(db), memory)
+            conversations = ConversationService(SqliteConversationStore(db), memory)
             loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
             chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
         except BaseException:

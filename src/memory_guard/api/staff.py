@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response
 from memory_guard.api.deps import ServicesDep, StaffDep, scope_of
 from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody
 from memory_guard.memory.entry import Status
-from memory_guard.memory.store import EntryFilter
+from memory_guard.memory.storage import EntryFilter
 
 router = APIRouter(prefix="/staff/memory")
 

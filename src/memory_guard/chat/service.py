@@ -24,7 +24,7 @@ from memory_guard.agent.skills.base import SkillContext
 from memory_guard.chat.learning import mentions_profile
 from memory_guard.clock import Clock
 from memory_guard.conversations.service import ConversationService
-from memory_guard.conversations.store import Message, NewMessage
+from memory_guard.conversations.storage import Message, NewMessage
 from memory_guard.errors import MemoryGuardError
 from memory_guard.memory.entry import Decision, Scope
 from memory_guard.memory.guard import GuardResult

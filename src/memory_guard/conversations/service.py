@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_guard.conversations.store import ConversationStore, Message
+from memory_guard.conversations.storage import ConversationStore, Message
 from memory_guard.errors import Conflict, NotFound
 from memory_guard.memory.entry import Entry
 from memory_guard.memory.service import MemoryService

@@ -1,44 +1,13 @@
-"""All SQL of conversations and their messages."""
+"""All SQL of conversations and their messages, on SQLite."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from memory_guard.clock import from_text, to_text
+from memory_guard.conversations.storage import Message, NewMessage
 from memory_guard.db.database import Database, Row
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    id: int
-    conversation_id: str
-    role: str
-    type: str
-    content: str
-    created_at: datetime
-    entry_id: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def to_public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "role": self.role,
-            "type": self.type,
-            "content": self.content,
-            "created_at": to_text(self.created_at),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class NewMessage:
-    role: str
-    type: str
-    content: str
-    entry_id: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def _row_to_message(row: Row) -> Message:
@@ -57,7 +26,7 @@ def _row_to_message(row: Row) -> Message:
 _MESSAGE_COLUMNS = "id, conversation_id, role, type, content, created_at, entry_id, metadata"
 
 
-class ConversationStore:
+class SqliteConversationStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 

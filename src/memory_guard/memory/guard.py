@@ -17,7 +17,7 @@ from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookups import LookupRecord
 from memory_guard.memory.normalize import key_hash
-from memory_guard.memory.store import MemoryStore
+from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
 
 DIRECT_USAGE = 2

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_guard.embeddings.base import Embedder
-from memory_guard.memory.store import MemoryStore
+from memory_guard.memory.storage import MemoryStore
 
 BATCH = 64
 

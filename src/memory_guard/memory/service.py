@@ -15,7 +15,7 @@ from memory_guard.errors import InvalidRequest, NotFound
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 from memory_guard.memory.guard import Guard, GuardResult
 from memory_guard.memory.normalize import key_hash
-from memory_guard.memory.store import EntryFilter, NewEntry
+from memory_guard.memory.storage import EntryFilter, NewEntry
 
 
 @dataclass(frozen=True, slots=True)

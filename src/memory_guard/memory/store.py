@@ -1,10 +1,9 @@
-"""All SQL of the response memory (the seed's `responses` table)."""
+"""All SQL of the response memory (the seed's `responses` table), on SQLite."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,45 +14,12 @@ from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 from memory_guard.memory.lookups import LookupRecord, LookupTotals
+from memory_guard.memory.storage import EntryFilter, IndexRow, NewEntry
 
 _COLUMNS = (
     "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
     "status, source, tags, embedding_model, updated_at, last_used_at, expires_at"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class NewEntry:
-    scope: Scope
-    question: str
-    answer: str
-    key_hash: str
-    status: Status
-    source: Source
-    vector: Vectors | None
-    embedding_model: str | None
-    tags: Sequence[str] = ()
-    metadata: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IndexRow:
-    """What the similarity index needs of an entry, read without its texts."""
-
-    id: int
-    scope: Scope
-    vector: Vectors
-    created_at: datetime
-    updated_at: datetime
-    expires_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class EntryFilter:
-    status: Status | None = None
-    agent: str | None = None
-    project: str | None = None
-    phase: str | None = None
 
 
 def vector_to_blob(vector: Vectors) -> bytes:
@@ -99,7 +65,9 @@ def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-class MemoryStore:
+class SqliteMemoryStore:
+    """The embedded `MemoryStore`: one SQLite file, WAL, one writer."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 
