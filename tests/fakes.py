@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
+from memory_guard.embeddings.base import Vectors
+from memory_guard.errors import UpstreamError
 
 
 class ScriptedChatModel:
@@ -22,6 +24,19 @@ class ScriptedChatModel:
         self.sent.append([dict(m) for m in messages])
         for item in self._turns.pop(0):
             yield item
+
+    async def aclose(self) -> None:
+        return None
+
+
+class UnreachableEmbedder:
+    """An embeddings provider whose endpoint is down."""
+
+    model_id = "unreachable/0"
+    dimension = 384
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        raise UpstreamError("the embeddings endpoint failed: ConnectError")
 
     async def aclose(self) -> None:
         return None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import client_for
+from tests.conftest import client_for, make_settings
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply
 
@@ -191,3 +192,28 @@ def test_bad_tool_arguments_are_reported_to_the_llm(acme: httpx.Client, fresh_up
     assert reply.done["decision"] == "miss"
     tool_message = next(m for m in fresh_upstream.requests[1].body["messages"] if m["role"] == "tool")
     assert "invalid arguments" in tool_message["content"] and "query" in tool_message["content"]
+
+
+def test_embeddings_outage_answers_without_memory(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    from tests.fakes import UnreachableEmbedder
+
+    live = LiveApp(make_settings(tmp_path, fresh_upstream), embedder=UnreachableEmbedder()).start()
+    try:
+        fresh_upstream.push(Reply(text="Trente jours."))
+        with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
+            reply = chat(acme, message=QUESTION)
+            assert reply.kinds[0] == "status"
+            assert reply.text == "Trente jours."
+            assert reply.done["decision"] == "miss"
+            assert reply.done["learned_entry_id"] is None
+            run = reply.done
+            why = acme.post(
+                f"/chat/{run['conversation_id']}/messages/{run['message_id']}/feedback",
+                json={"validated": True},
+            ).json()
+            assert "embedding_unavailable" in why["error"]["message"]
+            created = staff.post("/staff/memory", json={"question": QUESTION, "answer": "x"})
+            assert created.status_code == 502
+            assert created.json()["error"]["code"] == "upstream_error"
+    finally:
+        live.stop()

@@ -22,6 +22,7 @@ from memory_guard.conversations.store import SqliteConversationStore
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.factory import build_embedder
+from memory_guard.errors import NotReady
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.service import MemoryService
@@ -60,6 +61,11 @@ def thresholds_of(settings: Settings) -> Thresholds:
 async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta) -> VectorIndex:
     """Fill the index with every servable vector of the configured model."""
     started = time.perf_counter()
+    try:
+        _ = embedder.dimension
+    except NotReady:
+        # A remote model of unpublished width: one call tells it (the endpoint must be up at start).
+        await embedder.embed(["dimension probe"])
     index = VectorIndex(embedder.model_id, embedder.dimension)
     skipped = 0
     async for row in store.index_rows(embedder.model_id):

@@ -25,7 +25,7 @@ from memory_guard.chat.learning import mentions_profile
 from memory_guard.clock import Clock
 from memory_guard.conversations.service import ConversationService
 from memory_guard.conversations.storage import Message, NewMessage
-from memory_guard.errors import MemoryGuardError
+from memory_guard.errors import MemoryGuardError, UpstreamError
 from memory_guard.memory.entry import Decision, Scope
 from memory_guard.memory.guard import GuardResult
 from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
@@ -116,10 +116,14 @@ class ChatRun:
     async def _events(self) -> AsyncIterator[Event]:
         plan = self._plan
         guard = self._service.memory.guard
+        found = GuardResult(Decision.MISS)
         if plan.request.cache is CacheMode.USE:
-            found = await guard.lookup(plan.scope, plan.request.message, allow_direct=plan.standalone)
-        else:
-            found = GuardResult(Decision.MISS)
+            try:
+                found = await guard.lookup(plan.scope, plan.request.message, allow_direct=plan.standalone)
+            except UpstreamError as exc:
+                # The embeddings endpoint is down: answer without memory rather than not at all.
+                logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
+                yield events.status("Mémoire indisponible : réponse sans elle.")
         if found.decision is Decision.DIRECT and found.best is not None:
             # Shielded: once started, the history is written whole even if the client leaves.
             for event in await asyncio.shield(self._serve_from_memory(found)):
@@ -197,15 +201,19 @@ class ChatRun:
         reason = skip_reason(outcome)
         entry_id: int | None = None
         if reason is None:
-            entry, reason = await self._service.memory.learn(
-                plan.scope,
-                request.message,
-                result.final_text,
-                self._metadata(result),
-                found.vector,
-                replace=request.cache is CacheMode.REFRESH,
-            )
-            entry_id = entry.id if entry else None
+            try:
+                entry, reason = await self._service.memory.learn(
+                    plan.scope,
+                    request.message,
+                    result.final_text,
+                    self._metadata(result),
+                    found.vector,
+                    replace=request.cache is CacheMode.REFRESH,
+                )
+                entry_id = entry.id if entry else None
+            except UpstreamError as exc:
+                logger.warning("answer not learned, embeddings unavailable: %s", exc.message)
+                reason = "embedding_unavailable"
         _, answer_id = await self._service.conversations.store.append_exchange(
             plan.tenant,
             plan.conversation_id,
