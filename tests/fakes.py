@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
-from memory_guard.embeddings.base import Vectors
+from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.errors import UpstreamError
 
 
@@ -40,3 +40,26 @@ class UnreachableEmbedder:
 
     async def aclose(self) -> None:
         return None
+
+
+class CountingEmbedder:
+    """Wraps an embedder and counts the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts.extend(texts)
+        return await self.inner.embed(texts)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 
-from tests.conftest import client_for
+from memory_guard.embeddings.hashing import HashingEmbedder
+from tests.conftest import client_for, make_settings
+from tests.fakes import CountingEmbedder
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply, ToolCall
 
@@ -171,3 +174,36 @@ def test_history_and_memory_survive_a_restart(live: LiveApp, fresh_upstream: Fak
     assert again.done["decision"] == "direct"
     assert similar.done["decision"] in {"direct", "assisted"}
     assert fresh_upstream.calls == calls + (0 if similar.done["decision"] == "direct" else 1)
+
+
+def test_exact_match_makes_no_embedding_call(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    embedder = CountingEmbedder(HashingEmbedder())
+    live = LiveApp(make_settings(tmp_path, fresh_upstream), embedder=embedder).start()
+    try:
+        with client_for(live, "sa") as staff, client_for(live, "ka") as acme:
+            staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER})
+            before = len(embedder.texts)
+            reply = chat(acme, message=QUESTION.upper())
+            assert reply.done["decision"] == "direct"
+            assert len(embedder.texts) == before, "an exact normalized match needs no embedding"
+            chat(acme, message="Quelle est la durée de la garantie décennale ?")
+            assert embedder.texts[before:] == ["Quelle est la durée de la garantie décennale ?"]
+    finally:
+        live.stop()
+
+
+def test_long_conversation_sends_recent_messages_and_a_summary(
+    app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream
+) -> None:
+    live = app_factory(history_messages=2)
+    with client_for(live, "ka") as acme:
+        fresh_upstream.push(*(Reply(text=f"Réponse {n}.") for n in range(4)))
+        conversation = chat(acme, message="Première question sur le lot 1 ?").done["conversation_id"]
+        for n in range(1, 4):
+            chat(acme, f"/chat/{conversation}/message", message=f"Question numéro {n} sur le lot {n + 1} ?")
+    sent = fresh_upstream.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == "Question numéro 2 sur le lot 3 ?"
+    assert "Résumé des échanges plus anciens" in sent[0]["content"]
+    assert "Première question sur le lot 1" in sent[0]["content"]
+    assert "Réponse 1." in sent[0]["content"]

@@ -121,8 +121,8 @@ def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
         return {row["embedding_model"] for row in rows}
 
     assert asyncio.run(models()) == {HashingEmbedder().model_id}
-    again = _run_cli(tmp_path, "reindex")
-    assert "re-embedded 0 entries" in again.stdout
+    assert "re-embedded 0 entries" in _run_cli(tmp_path, "reindex", "--stale-only").stdout
+    assert "re-embedded 5 entries" in _run_cli(tmp_path, "reindex").stdout, "by default, everything"
 
 
 def test_env_example_lists_every_setting_with_its_default() -> None:

@@ -79,6 +79,7 @@ async def _reindex(everything: bool) -> int:
         await embedder.aclose()
         await db.close()
     print(f"re-embedded {done} entries with {embedder.model_id}")
+    print("a running service loads vectors at start: restart it to serve the new ones")
     return 0
 
 
@@ -89,11 +90,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--host", default=None, help=f"address to listen on (default {LOOPBACK})")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     reindex = commands.add_parser("reindex", help="re-embed stored questions with the configured model")
-    reindex.add_argument("--all", action="store_true", help="re-embed every entry, not only other models'")
+    reindex.add_argument(
+        "--stale-only",
+        action="store_true",
+        help="re-embed only entries whose vector is not from the configured model (resumes a cut run)",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
-    return asyncio.run(_reindex(args.all))
+    return asyncio.run(_reindex(everything=not args.stale_only))
 
 
 if __name__ == "__main__":
