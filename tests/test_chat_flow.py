@@ -207,3 +207,32 @@ def test_long_conversation_sends_recent_messages_and_a_summary(
     assert "Résumé des échanges plus anciens" in sent[0]["content"]
     assert "Première question sur le lot 1" in sent[0]["content"]
     assert "Réponse 1." in sent[0]["content"]
+
+
+def test_concurrent_runs_of_one_new_question_learn_it_once(
+    acme: httpx.Client, acme_staff: httpx.Client, fresh_upstream: FakeUpstream
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    fresh_upstream.push(*(Reply(text=ANSWER, chunk_delay_s=0.02) for _ in range(6)))
+    with ThreadPoolExecutor(6) as pool:
+        replies = list(pool.map(lambda _: chat(acme, message=QUESTION), range(6)))
+    learned = {r.done["learned_entry_id"] for r in replies}
+    assert len(learned - {None}) == 1
+    assert len(acme_staff.get("/staff/memory").json()["items"]) == 1
+
+
+def test_an_expired_auto_entry_is_renewed_not_duplicated(
+    app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream
+) -> None:
+    import time
+
+    live = app_factory(memory_max_age_days=0.00001, memory_auto_prune=False)
+    with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
+        fresh_upstream.push(Reply(text="Ancienne réponse."), Reply(text=ANSWER))
+        first = chat(acme, message=QUESTION).done["learned_entry_id"]
+        time.sleep(1.1)
+        again = chat(acme, message=QUESTION)
+        assert again.done["decision"] == "miss"
+        assert again.done["learned_entry_id"] == first
+        assert staff.get(f"/staff/memory/{first}").json()["answer"] == ANSWER

@@ -44,7 +44,9 @@ def create_app(
         finally:
             await services.aclose()
 
-    app = FastAPI(title="memory-guard", version="0.1.0", lifespan=lifespan)
+    # The interactive docs pages load their scripts from a CDN, which air-gapped users cannot reach;
+    # the schema itself stays at /openapi.json.
+    app = FastAPI(title="memory-guard", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.keyring = KeyRing(settings.keys)
     install_error_handlers(app)
 

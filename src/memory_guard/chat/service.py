@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -104,14 +105,37 @@ class ChatRun:
         self._plan = plan
 
     async def events(self) -> AsyncIterator[Event]:
+        started = time.perf_counter()
         try:
             async for event in self._events():
+                if event.terminal:
+                    self._log_end(event, started)
                 yield event
         except MemoryGuardError as exc:
-            yield events.error(exc.code, exc.message)
+            failure = events.error(exc.code, exc.message)
+            self._log_end(failure, started)
+            yield failure
         except Exception:
             logger.exception("chat run failed")
             yield events.error("internal_error", "the run failed on our side; it has been logged")
+
+    def _log_end(self, event: Event, started: float) -> None:
+        data = event.payload
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        where = f"tenant={self._plan.tenant} conversation={self._plan.conversation_id}"
+        if event.type == "done":
+            usage = data["usage"]
+            logger.info(
+                "chat %s decision=%s learned=%s tokens=%d+%d %.0fms",
+                where,
+                data["decision"],
+                data["learned_entry_id"],
+                usage["prompt_tokens"],
+                usage["completion_tokens"],
+                elapsed_ms,
+            )
+        else:
+            logger.warning("chat %s error=%s (%s) %.0fms", where, data["code"], data["message"], elapsed_ms)
 
     async def _events(self) -> AsyncIterator[Event]:
         plan = self._plan

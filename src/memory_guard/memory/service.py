@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,6 +18,8 @@ from memory_guard.memory.guard import Guard, GuardResult
 from memory_guard.memory.normalize import key_hash
 from memory_guard.memory.storage import EntryFilter, NewEntry
 
+_KEY_LOCKS = 64
+
 
 @dataclass(frozen=True, slots=True)
 class Page:
@@ -30,6 +33,7 @@ class MemoryService:
         self.store = guard.store
         self.index = guard.index
         self._clock = clock
+        self._key_locks = [asyncio.Lock() for _ in range(_KEY_LOCKS)]
 
     @property
     def max_age(self) -> timedelta:
@@ -61,27 +65,38 @@ class MemoryService:
     ) -> tuple[Entry | None, str | None]:
         """Store a completed answer as `auto`. Returns (entry, None) or (None, why not)."""
         key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
-        now = self._clock()
-        existing = [
-            e for e in await self.store.find_by_key(scope.tenant, key) if e.status is not Status.OBSOLETE
-        ]
-        if any(e.status is Status.VALIDATED for e in existing):
-            return None, "validated_entry_exists"
-        if existing and not replace:
-            return None, "already_known"
-        if vector is None:
-            vector = await self.guard.embed(question)
-        if existing:
-            entry = await self.store.update(
-                scope.tenant, existing[0].id, now, answer=answer, metadata=metadata, status=Status.AUTO
+        # Two runs finishing the same new question at once must not both insert it.
+        async with self._key_locks[int(key[:8], 16) % len(self._key_locks)]:
+            now = self._clock()
+            known = [
+                e for e in await self.store.find_by_key(scope.tenant, key) if e.status is not Status.OBSOLETE
+            ]
+            live = [e for e in known if e.servable(now, self.max_age)]
+            if any(e.status is Status.VALIDATED for e in live):
+                return None, "validated_entry_exists"
+            if live and not replace:
+                return None, "already_known"
+            if vector is None:
+                vector = await self.guard.embed(question)
+            # An expired or refreshed `auto` entry is renewed in place rather than duplicated.
+            target = next((e for e in known if e.status is Status.AUTO), None)
+            if target is None:
+                entry = await self._insert(
+                    scope, question, answer, Status.AUTO, Source.LEARNED, vector, metadata=metadata
+                )
+                return entry, None
+            renewed = await self.store.update(
+                scope.tenant,
+                target.id,
+                now,
+                answer=answer,
+                metadata=metadata,
+                vector=vector,
+                embedding_model=self.guard.embedder.model_id,
             )
-            assert entry is not None
-            await self._refresh_index(entry)
-            return entry, None
-        entry = await self._insert(
-            scope, question, answer, Status.AUTO, Source.LEARNED, vector, metadata=metadata
-        )
-        return entry, None
+            assert renewed is not None
+            self._sync_index(renewed, vector)
+            return renewed, None
 
     # -- staff -----------------------------------------------------------------------------
 
