@@ -155,3 +155,11 @@ def test_env_example_as_is_gives_working_settings(tmp_path: Path, monkeypatch: p
     assert settings.agents_file is None
     assert settings.embedding_model is None
     assert settings.dev_mode
+
+
+def test_example_agents_file_loads() -> None:
+    from memory_guard.agent.profiles import AgentDirectory
+
+    agents = AgentDirectory.from_file(Path(__file__).parent.parent / "examples" / "agents.json")
+    assert agents.resolve("esg").identity.startswith("Tu es un conseiller")
+    assert agents.resolve(None).name == "default"
