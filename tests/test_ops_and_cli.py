@@ -163,3 +163,12 @@ def test_example_agents_file_loads() -> None:
     agents = AgentDirectory.from_file(Path(__file__).parent.parent / "examples" / "agents.json")
     assert agents.resolve("esg").identity.startswith("Tu es un conseiller")
     assert agents.resolve(None).name == "default"
+
+
+def test_broken_agents_file_is_one_clear_line(tmp_path: Path) -> None:
+    broken = tmp_path / "agents.json"
+    broken.write_text('{"esg": {"rules": ["x"]}}')
+    result = _run_cli(tmp_path, "serve", "--port", "0", AGENTS_FILE=str(broken))
+    assert result.returncode != 0
+    assert "agent 'esg' has no identity" in result.stderr
+    assert "Traceback" not in result.stderr

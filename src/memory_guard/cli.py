@@ -38,6 +38,7 @@ def _settings() -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from memory_guard.agent.profiles import AgentDirectory
     from memory_guard.api.app import create_app
 
     settings = _settings()
@@ -50,6 +51,11 @@ def _serve(args: argparse.Namespace) -> int:
             f"memory-guard: refusing to listen on {host} in dev mode (no API_KEYS configured): "
             "every caller would be tenant 'default' with staff rights. Set API_KEYS or use 127.0.0.1."
         )
+    try:
+        # Checked here too so that a broken file is one clear line, not a start-up traceback.
+        AgentDirectory.from_file(settings.agents_file)
+    except ValueError as exc:
+        sys.exit(f"memory-guard: {exc}")
     uvicorn.run(create_app(settings), host=host, port=args.port, log_level=settings.log_level.lower())
     return 0
 

@@ -40,13 +40,21 @@ class AgentDirectory:
     def from_file(cls, path: Path | None) -> AgentDirectory:
         if path is None:
             return cls()
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        shape = "a JSON object of agent name -> {identity: str, rules: [str]}"
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"AGENTS_FILE {path}: cannot be read as JSON ({exc})") from exc
         if not isinstance(raw, dict) or not raw:
-            raise ValueError(f"{path}: expected a JSON object of agent name -> {{identity, rules}}")
-        profiles = {
-            name: AgentProfile(name, str(spec["identity"]), tuple(str(r) for r in spec.get("rules", ())))
-            for name, spec in raw.items()
-        }
+            raise ValueError(f"AGENTS_FILE {path}: expected {shape}")
+        profiles = {}
+        for name, spec in raw.items():
+            if not isinstance(spec, dict) or not isinstance(spec.get("identity"), str):
+                raise ValueError(f"AGENTS_FILE {path}: agent {name!r} has no identity; expected {shape}")
+            rules = spec.get("rules", [])
+            if not isinstance(rules, list):
+                raise ValueError(f"AGENTS_FILE {path}: the rules of agent {name!r} must be a list")
+            profiles[name] = AgentProfile(name, spec["identity"], tuple(str(r) for r in rules))
         return cls(profiles)
 
     def resolve(self, name: str | None) -> AgentProfile:
