@@ -26,14 +26,11 @@ import itertools
 import math
 import os
 import platform
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -46,10 +43,10 @@ if str(ROOT) not in sys.path:  # the app harness of the tests is reused here
 
 from tests.server import parse_sse  # noqa: E402
 
-from bench.questions import Faq, cosine_variant, exact_variant, faq_questions  # noqa: E402
+from bench.questions import Faq, Probe, faq_questions, qualify  # noqa: E402
+from bench.service import refusing_port, service_process  # noqa: E402
 from memory_guard.memory.entry import Scope  # noqa: E402
 from memory_guard.memory.index import VectorIndex  # noqa: E402
-from memory_guard.memory.normalize import normalize_question  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 
 Vectors = npt.NDArray[np.float32]
@@ -203,66 +200,6 @@ def run_index_part(sizes: Sizes, out: list[str]) -> None:
 # ---------------------------------------------------------------- part 2: direct hits over HTTP
 
 
-@dataclass(frozen=True, slots=True)
-class Probe:
-    """A question to time, the entry it must hit and the score the lookup gave it."""
-
-    message: str
-    entry_id: int
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
-class Service:
-    base_url: str
-
-
-@contextmanager
-def service_process(settings: Settings) -> Iterator[Service]:
-    """`memory-guard serve` in its own process, as in production: the timing client does not
-    share its GIL. The settings travel as environment variables."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ)
-    for name, value in settings.model_dump().items():
-        raw = value.get_secret_value() if hasattr(value, "get_secret_value") else value
-        env[name.upper()] = "" if raw is None else str(raw).lower() if isinstance(raw, bool) else str(raw)
-    env["LOG_LEVEL"] = "WARNING"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memory_guard", "serve", "--port", str(port)], env=env, cwd=ROOT
-    )
-    base_url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"memory-guard serve exited with {process.returncode}")
-            try:
-                if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("memory-guard serve did not become ready in 60 s")
-            time.sleep(0.1)
-        yield Service(base_url)
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
-
-
-@contextmanager
-def refusing_port() -> Iterator[int]:
-    """A loopback port bound but not listening: a connection to it is refused at once."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.bind(("127.0.0.1", 0))
-        yield int(sock.getsockname()[1])
-    finally:
-        sock.close()
-
-
 def timed_chat(client: httpx.Client, probe: Probe) -> float:
     """POST /chat, read the whole stream, check it is a direct answer; the seconds it took."""
     start = time.perf_counter()
@@ -280,60 +217,6 @@ def timed_chat(client: httpx.Client, probe: Probe) -> float:
     if done.get("decision") != "direct" or cached.get("entry_id") != probe.entry_id:
         raise RuntimeError(f"unexpected answer for {probe.message!r}: {cached} {done}")
     return seconds
-
-
-@dataclass(slots=True)
-class Qualifying:
-    tried: int = 0
-    direct: int = 0
-    other_entry: int = 0
-    below: int = 0
-    wrong_kind: int = 0  # direct from the right entry, but exact when a cosine hit was wanted (or back)
-    scores: list[float] = field(default_factory=list)
-    qualified_by_language: dict[str, int] = field(default_factory=dict)
-    tried_by_language: dict[str, int] = field(default_factory=dict)
-
-    def languages(self) -> str:
-        return " ".join(
-            f"{language}={self.qualified_by_language.get(language, 0)}/{tried}"
-            for language, tried in sorted(self.tried_by_language.items())
-        )
-
-
-def qualify(
-    staff: httpx.Client, stored: Sequence[tuple[Faq, int]], kind: str
-) -> tuple[list[Probe], Qualifying]:
-    """Variants of the stored questions that the guard answers `direct` from the intended entry."""
-    probes: list[Probe] = []
-    tally = Qualifying()
-    for n, (faq, entry_id) in enumerate(stored):
-        message = (
-            exact_variant(faq.question, n) if kind == "exact" else cosine_variant(faq.question, faq.language)
-        )
-        if message == faq.question:
-            raise RuntimeError(f"variant is byte-identical: {message!r}")
-        same_key = normalize_question(message) == normalize_question(faq.question)
-        if same_key != (kind == "exact"):
-            raise RuntimeError(f"{kind} variant {message!r} has the wrong normalized key")
-        reply = staff.post("/staff/memory/lookup", json={"question": message})
-        reply.raise_for_status()
-        body = reply.json()
-        tally.tried += 1
-        tally.tried_by_language[faq.language] = tally.tried_by_language.get(faq.language, 0) + 1
-        best = body["candidates"][0] if body["candidates"] else None
-        if best is not None:
-            tally.scores.append(float(best["score"]))
-        if body["decision"] != "direct" or best is None:
-            tally.below += 1
-        elif best["entry_id"] != entry_id:
-            tally.other_entry += 1
-        elif bool(best.get("exact")) != (kind == "exact"):
-            tally.wrong_kind += 1
-        else:
-            tally.direct += 1
-            tally.qualified_by_language[faq.language] = tally.qualified_by_language.get(faq.language, 0) + 1
-            probes.append(Probe(message, entry_id, float(best["score"])))
-    return probes, tally
 
 
 def run_http_part(sizes: Sizes, out: list[str]) -> None:

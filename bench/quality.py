@@ -23,14 +23,12 @@ import argparse
 import asyncio
 import gzip
 import json
-import math
 import random
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
@@ -38,110 +36,28 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "src") not in sys.path:  # run from a checkout without `pip install -e .`
-    sys.path.insert(0, str(ROOT / "src"))
+for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
+from bench.quality_report import pct, print_report  # noqa: E402
+from bench.quality_stats import (  # noqa: E402
+    Pair,
+    Scores,
+    make_groups,
+    summarize,
+    wilson_interval,
+)
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.memory.normalize import normalize_question  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 
-Decision = Literal["direct", "assisted", "miss"]
-Scores = npt.NDArray[np.float64]
-
 BATCH_SIZE = 64
-SWEEP_THRESHOLDS: tuple[float, ...] = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 QQP_FILE = "qqp_pairs.jsonl.gz"
 MOCK_FILE = "paraphrases_mock.jsonl"
 DEV_FILE = "pairs_dev.jsonl"
 DEFAULT_QQP_LIMIT = 10_000
-WILSON_Z = 1.959963984540054  # two-sided 95%
-
-
-@dataclass(frozen=True, slots=True)
-class Pair:
-    a: str  # the stored question
-    b: str  # the incoming question
-    same: bool  # would the stored answer be right for the incoming question?
-    kind: str = ""
-    lang: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Summary:
-    """Outcome counts of one group of pairs at one pair of thresholds."""
-
-    n: int
-    n_same: int
-    n_diff: int
-    same_direct: int  # correct direct answers
-    same_assisted: int
-    diff_direct: int  # WRONG direct answers
-    diff_assisted: int
-    exact: int  # pairs decided by the exact normalized match
-    median_same: float
-    median_diff: float
-
-    @property
-    def n_direct(self) -> int:
-        return self.same_direct + self.diff_direct
-
-    @property
-    def direct_precision(self) -> float | None:
-        return self.same_direct / self.n_direct if self.n_direct else None
-
-
-# --------------------------------------------------------------------------- numeric logic
-
-
-def decide(score: float, direct: float, similar: float) -> Decision:
-    """The guard's decision for one score: thresholds are inclusive."""
-    if score >= direct:
-        return "direct"
-    if score >= similar:
-        return "assisted"
-    return "miss"
-
-
-def wilson_interval(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion; (0.0, 1.0) when n is 0."""
-    if n <= 0:
-        return (0.0, 1.0)
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie in [0, {n}], not {successes}")
-    p = successes / n
-    z2 = z * z
-    denominator = 1.0 + z2 / n
-    center = (p + z2 / (2 * n)) / denominator
-    half = z / denominator * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n))
-    low = 0.0 if successes == 0 else max(0.0, center - half)
-    high = 1.0 if successes == n else min(1.0, center + half)
-    return (low, high)
-
-
-def rate(count: int, total: int) -> float | None:
-    return count / total if total else None
-
-
-def summarize(
-    scores: Scores, same: npt.NDArray[np.bool_], exact: npt.NDArray[np.bool_], direct: float, similar: float
-) -> Summary:
-    """Count the decisions of a group of pairs, split by their label."""
-    is_direct = scores >= direct
-    is_assisted = (scores >= similar) & ~is_direct
-    diff = ~same
-    return Summary(
-        n=int(scores.size),
-        n_same=int(same.sum()),
-        n_diff=int(diff.sum()),
-        same_direct=int((is_direct & same).sum()),
-        same_assisted=int((is_assisted & same).sum()),
-        diff_direct=int((is_direct & diff).sum()),
-        diff_assisted=int((is_assisted & diff).sum()),
-        exact=int(exact.sum()),
-        median_same=float(np.median(scores[same])) if same.any() else math.nan,
-        median_diff=float(np.median(scores[diff])) if diff.any() else math.nan,
-    )
 
 
 def exact_match(a: str, b: str) -> bool:
@@ -223,130 +139,6 @@ def stratified_sample(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair
     n_same = round(limit * len(same_idx) / len(pairs))
     chosen = rng.sample(same_idx, n_same) + rng.sample(diff_idx, limit - n_same)
     return [pairs[i] for i in sorted(chosen)]
-
-
-# --------------------------------------------------------------------------- report
-
-
-def pct(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{100 * value:5.1f}%"
-
-
-def num(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.3f}"
-
-
-def precision_cell(summary: Summary) -> str:
-    if not summary.n_direct:
-        return "-"
-    low, high = wilson_interval(summary.same_direct, summary.n_direct)
-    return f"{pct(summary.direct_precision)} [{100 * low:4.1f}-{100 * high:5.1f}]"
-
-
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
-    """Fixed-width table; the first `left` columns are left-aligned, the rest right-aligned."""
-    widths = [max(len(headers[c]), *(len(r[c]) for r in rows)) for c in range(len(headers))]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(
-            cell.ljust(widths[c]) if c < left else cell.rjust(widths[c]) for c, cell in enumerate(cells)
-        ).rstrip()
-
-    print(line(headers))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(line(row))
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    label: str
-    scores: Scores
-    same: npt.NDArray[np.bool_]
-    exact: npt.NDArray[np.bool_]
-
-
-def make_groups(
-    name: str, pairs: Sequence[Pair], scores: Scores, exact: npt.NDArray[np.bool_]
-) -> list[Group]:
-    same = np.array([p.same for p in pairs], dtype=np.bool_)
-    groups = [Group(name, scores, same, exact)]
-    for attr in ("kind", "lang"):
-        values = sorted({getattr(p, attr) for p in pairs if getattr(p, attr)})
-        for value in values:
-            mask = np.array([getattr(p, attr) == value for p in pairs], dtype=np.bool_)
-            groups.append(Group(f"  {attr}={value}", scores[mask], same[mask], exact[mask]))
-    return groups
-
-
-def print_report(datasets: Sequence[tuple[str, list[Group]]], direct: float, similar: float) -> None:
-    print()
-    print(f"== Decisions at direct >= {direct:.2f}, assisted >= {similar:.2f}")
-    print("   same=true:  'direct' = correct direct answers, 'assisted' = grounded LLM answers")
-    print("   same=false: 'WRONG dir' = another question's answer served with no LLM call")
-    print("   precision = same among direct, [Wilson 95% interval]; exact = normalized exact matches")
-    headers = [
-        "group", "pairs", "exact", "same", "direct", "assisted", "diff", "WRONG dir", "assisted",
-        "direct precision",
-    ]  # fmt: skip
-    rows: list[list[str]] = []
-    for _, groups in datasets:
-        for g in groups:
-            s = summarize(g.scores, g.same, g.exact, direct, similar)
-            rows.append(
-                [
-                    g.label,
-                    str(s.n),
-                    str(s.exact),
-                    str(s.n_same),
-                    pct(rate(s.same_direct, s.n_same)),
-                    pct(rate(s.same_assisted, s.n_same)),
-                    str(s.n_diff),
-                    pct(rate(s.diff_direct, s.n_diff)),
-                    pct(rate(s.diff_assisted, s.n_diff)),
-                    precision_cell(s),
-                ]
-            )
-    print_table(headers, rows)
-
-    print()
-    print("== Score distribution (cosine; exact matches count as 1.0)")
-    dist_rows: list[list[str]] = []
-    for _, groups in datasets:
-        for g in groups:
-            same_scores, diff_scores = g.scores[g.same], g.scores[~g.same]
-            dist_rows.append(
-                [
-                    g.label,
-                    num(float(np.percentile(same_scores, 10))) if same_scores.size else "-",
-                    num(float(np.median(same_scores))) if same_scores.size else "-",
-                    num(float(np.median(diff_scores))) if diff_scores.size else "-",
-                    num(float(np.percentile(diff_scores, 90))) if diff_scores.size else "-",
-                    num(float(diff_scores.max())) if diff_scores.size else "-",
-                ]
-            )
-    print_table(["group", "same p10", "same median", "diff median", "diff p90", "diff max"], dist_rows)
-
-    print()
-    print("== Sweep of the direct threshold: correct direct (same=true) / WRONG direct (same=false)")
-    sweep_headers = ["direct >="]
-    for name, _ in datasets:
-        sweep_headers += [f"{name} correct", f"{name} WRONG"]
-    sweep_rows: list[list[str]] = []
-    for threshold in sorted({*SWEEP_THRESHOLDS, direct}):
-        marker = " *" if math.isclose(threshold, direct) else "  "
-        row = [f"{threshold:.2f}{marker}"]
-        for _, groups in datasets:
-            s = summarize(
-                groups[0].scores, groups[0].same, groups[0].exact, threshold, min(similar, threshold)
-            )
-            row += [pct(rate(s.same_direct, s.n_same)), pct(rate(s.diff_direct, s.n_diff))]
-        sweep_rows.append(row)
-    print_table(sweep_headers, sweep_rows)
-    print("   (* = the configured direct threshold)")
-
-
-# --------------------------------------------------------------------------- main
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

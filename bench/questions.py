@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from memory_guard.memory.normalize import normalize_question
 
 SEED = 20240611
 
@@ -111,3 +116,66 @@ def cosine_variant(question: str, language: str) -> str:
     word = "svp" if language == "fr" else "please"
     body = question.rstrip().rstrip("?").rstrip()
     return f"{body} {word} ?" if language == "fr" else f"{body}, {word}?"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A question to time, the entry it must hit and the score the lookup gave it."""
+
+    message: str
+    entry_id: int
+    score: float
+
+
+@dataclass(slots=True)
+class Qualifying:
+    tried: int = 0
+    direct: int = 0
+    other_entry: int = 0
+    below: int = 0
+    wrong_kind: int = 0  # direct from the right entry, but exact when a cosine hit was wanted (or back)
+    scores: list[float] = field(default_factory=list)
+    qualified_by_language: dict[str, int] = field(default_factory=dict)
+    tried_by_language: dict[str, int] = field(default_factory=dict)
+
+    def languages(self) -> str:
+        return " ".join(
+            f"{language}={self.qualified_by_language.get(language, 0)}/{tried}"
+            for language, tried in sorted(self.tried_by_language.items())
+        )
+
+
+def qualify(
+    staff: httpx.Client, stored: Sequence[tuple[Faq, int]], kind: str
+) -> tuple[list[Probe], Qualifying]:
+    """Variants of the stored questions that the guard answers `direct` from the intended entry."""
+    probes: list[Probe] = []
+    tally = Qualifying()
+    for n, (faq, entry_id) in enumerate(stored):
+        message = (
+            exact_variant(faq.question, n) if kind == "exact" else cosine_variant(faq.question, faq.language)
+        )
+        if message == faq.question:
+            raise RuntimeError(f"variant is byte-identical: {message!r}")
+        same_key = normalize_question(message) == normalize_question(faq.question)
+        if same_key != (kind == "exact"):
+            raise RuntimeError(f"{kind} variant {message!r} has the wrong normalized key")
+        reply = staff.post("/staff/memory/lookup", json={"question": message})
+        reply.raise_for_status()
+        body = reply.json()
+        tally.tried += 1
+        tally.tried_by_language[faq.language] = tally.tried_by_language.get(faq.language, 0) + 1
+        best = body["candidates"][0] if body["candidates"] else None
+        if best is not None:
+            tally.scores.append(float(best["score"]))
+        if body["decision"] != "direct" or best is None:
+            tally.below += 1
+        elif best["entry_id"] != entry_id:
+            tally.other_entry += 1
+        elif bool(best.get("exact")) != (kind == "exact"):
+            tally.wrong_kind += 1
+        else:
+            tally.direct += 1
+            tally.qualified_by_language[faq.language] = tally.qualified_by_language.get(faq.language, 0) + 1
+            probes.append(Probe(message, entry_id, float(best["score"])))
+    return probes, tally

@@ -1,4 +1,4 @@
-"""bench/latency.py (a script, imported by path): its helpers, and one quick run end to end.
+"""bench/latency.py: its helpers, and one quick run end to end.
 
 The quick run starts the real app with the local model and inserts 40 entries; it takes a few
 seconds and must stay under QUICK_BUDGET_S.
@@ -6,34 +6,17 @@ seconds and must stay under QUICK_BUDGET_S.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 import time
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from bench import latency, questions
 
 from memory_guard.memory.normalize import normalize_question
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "latency.py"
 QUICK_BUDGET_S = 15.0
 FIGURE = re.compile(r"n=(\d+): p50=(\d+\.\d+) ms p99=(\d+\.\d+) ms$")
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_latency", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-latency = _load()
 
 
 def _figures(lines: list[str], name: str) -> list[tuple[int, float, float]]:
@@ -61,18 +44,18 @@ def test_figure_line_format() -> None:
 
 
 def test_faq_questions_are_distinct_bilingual_and_seeded() -> None:
-    faqs = latency.faq_questions(200)
+    faqs = questions.faq_questions(200)
     assert len({normalize_question(f.question) for f in faqs}) == 200
     assert {f.language for f in faqs} == {"en", "fr"}
     assert sum(f.language == "fr" for f in faqs) == 100
     assert all(f.answer for f in faqs)
-    assert [f.question for f in latency.faq_questions(200)] == [f.question for f in faqs]
+    assert [f.question for f in questions.faq_questions(200)] == [f.question for f in faqs]
 
 
 @pytest.mark.parametrize("n", [0, 1])
 def test_exact_variant_keeps_the_normalized_key(n: int) -> None:
     question = "Quels documents faut-il fournir pour retourner un lave-linge acheté à Lyon ?"
-    variant = latency.exact_variant(question, n)
+    variant = questions.exact_variant(question, n)
     assert variant != question
     assert normalize_question(variant) == normalize_question(question)
 
@@ -81,7 +64,7 @@ def test_exact_variant_keeps_the_normalized_key(n: int) -> None:
     ("question", "language"), [("How long does it take?", "en"), ("Combien ça coûte ?", "fr")]
 )
 def test_cosine_variant_changes_the_normalized_key(question: str, language: str) -> None:
-    variant = latency.cosine_variant(question, language)
+    variant = questions.cosine_variant(question, language)
     assert normalize_question(variant) != normalize_question(question)
     assert variant.endswith("?")
 

@@ -1,31 +1,14 @@
-"""The numeric logic of bench/quality.py (a script, imported by path)."""
+"""The numeric logic of bench/quality.py."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "quality.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_quality", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)  # puts src/ on sys.path when memory_guard is not installed
-    return module
-
-
-quality = _load()
+from bench import quality
+from bench import quality_stats as stats
 
 
 class RaisingEmbedder:
@@ -73,37 +56,37 @@ class FixedEmbedder:
     ],
 )
 def test_decide_thresholds_are_inclusive(score: float, expected: str) -> None:
-    assert quality.decide(float(score), 0.95, 0.85) == expected
+    assert stats.decide(float(score), 0.95, 0.85) == expected
 
 
 def test_decide_equal_thresholds_never_assisted() -> None:
-    assert quality.decide(0.9, 0.9, 0.9) == "direct"
-    assert quality.decide(0.89, 0.9, 0.9) == "miss"
+    assert stats.decide(0.9, 0.9, 0.9) == "direct"
+    assert stats.decide(0.89, 0.9, 0.9) == "miss"
 
 
 def test_wilson_interval_known_value() -> None:
-    low, high = quality.wilson_interval(95, 100)
+    low, high = stats.wilson_interval(95, 100)
     assert low == pytest.approx(0.8882, abs=5e-4)
     assert high == pytest.approx(0.9785, abs=5e-4)
 
 
 def test_wilson_interval_edges() -> None:
-    low, high = quality.wilson_interval(0, 10)
+    low, high = stats.wilson_interval(0, 10)
     assert low == 0.0
     assert 0.25 < high < 0.35
-    low, high = quality.wilson_interval(10, 10)
+    low, high = stats.wilson_interval(10, 10)
     assert 0.65 < low < 0.75
     assert high == 1.0
-    assert quality.wilson_interval(0, 0) == (0.0, 1.0)
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
     with pytest.raises(ValueError, match="successes"):
-        quality.wilson_interval(11, 10)
+        stats.wilson_interval(11, 10)
 
 
 def test_summarize_counts_by_label() -> None:
     scores = np.array([1.0, 0.95, 0.9, 0.5, 0.96, 0.86, 0.2])
     same = np.array([True, True, True, True, False, False, False])
     exact = np.array([True, False, False, False, False, False, False])
-    s = quality.summarize(scores, same, exact, 0.95, 0.85)
+    s = stats.summarize(scores, same, exact, 0.95, 0.85)
     assert (s.n, s.n_same, s.n_diff, s.exact) == (7, 4, 3, 1)
     assert (s.same_direct, s.same_assisted) == (2, 1)
     assert (s.diff_direct, s.diff_assisted) == (1, 1)
@@ -114,8 +97,8 @@ def test_summarize_counts_by_label() -> None:
 
 async def test_exact_normalized_match_scores_one_without_embedding() -> None:
     pairs = [
-        quality.Pair(a="Qu'est-ce que le DOE ?", b="qu’est-ce que le doe", same=True),
-        quality.Pair(a="Délai de paiement ?", b="DELAI   de paiement!", same=True),
+        stats.Pair(a="Qu'est-ce que le DOE ?", b="qu’est-ce que le doe", same=True),
+        stats.Pair(a="Délai de paiement ?", b="DELAI   de paiement!", same=True),
     ]
     scores, exact = await quality.score_pairs(pairs, RaisingEmbedder(), progress=False)
     assert scores.tolist() == [1.0, 1.0]
@@ -125,9 +108,9 @@ async def test_exact_normalized_match_scores_one_without_embedding() -> None:
 async def test_other_pairs_use_cosine_and_embed_each_text_once() -> None:
     embedder = FixedEmbedder({"x": [1.0, 0.0], "y": [0.0, 1.0], "z": [1.0, 1.0]})
     pairs = [
-        quality.Pair(a="x", b="y", same=False),
-        quality.Pair(a="x", b="z", same=True),
-        quality.Pair(a="X!", b="x", same=True),  # exact after normalization: not embedded
+        stats.Pair(a="x", b="y", same=False),
+        stats.Pair(a="x", b="z", same=True),
+        stats.Pair(a="X!", b="x", same=True),  # exact after normalization: not embedded
     ]
     scores, exact = await quality.score_pairs(pairs, embedder, batch_size=2, progress=False)
     assert scores == pytest.approx([0.0, 2**-0.5, 1.0], abs=1e-6)
@@ -136,7 +119,7 @@ async def test_other_pairs_use_cosine_and_embed_each_text_once() -> None:
 
 
 def test_stratified_sample_keeps_ratio_and_is_seeded() -> None:
-    pairs = [quality.Pair(a=str(i), b=str(i), same=i % 4 == 0) for i in range(1000)]
+    pairs = [stats.Pair(a=str(i), b=str(i), same=i % 4 == 0) for i in range(1000)]
     sample = quality.stratified_sample(pairs, 100, seed=3)
     assert len(sample) == 100
     assert sum(p.same for p in sample) == 25

@@ -1,0 +1,112 @@
+"""The fixed-width report of bench/quality.py."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from bench.quality_stats import Group, Summary, rate, summarize, wilson_interval
+
+SWEEP_THRESHOLDS: tuple[float, ...] = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{100 * value:5.1f}%"
+
+
+def num(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.3f}"
+
+
+def precision_cell(summary: Summary) -> str:
+    if not summary.n_direct:
+        return "-"
+    low, high = wilson_interval(summary.same_direct, summary.n_direct)
+    return f"{pct(summary.direct_precision)} [{100 * low:4.1f}-{100 * high:5.1f}]"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> None:
+    """Fixed-width table; the first `left` columns are left-aligned, the rest right-aligned."""
+    widths = [max(len(headers[c]), *(len(r[c]) for r in rows)) for c in range(len(headers))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            cell.ljust(widths[c]) if c < left else cell.rjust(widths[c]) for c, cell in enumerate(cells)
+        ).rstrip()
+
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line(row))
+
+
+def print_report(datasets: Sequence[tuple[str, list[Group]]], direct: float, similar: float) -> None:
+    print()
+    print(f"== Decisions at direct >= {direct:.2f}, assisted >= {similar:.2f}")
+    print("   same=true:  'direct' = correct direct answers, 'assisted' = grounded LLM answers")
+    print("   same=false: 'WRONG dir' = another question's answer served with no LLM call")
+    print("   precision = same among direct, [Wilson 95% interval]; exact = normalized exact matches")
+    headers = [
+        "group", "pairs", "exact", "same", "direct", "assisted", "diff", "WRONG dir", "assisted",
+        "direct precision",
+    ]  # fmt: skip
+    rows: list[list[str]] = []
+    for _, groups in datasets:
+        for g in groups:
+            s = summarize(g.scores, g.same, g.exact, direct, similar)
+            rows.append(
+                [
+                    g.label,
+                    str(s.n),
+                    str(s.exact),
+                    str(s.n_same),
+                    pct(rate(s.same_direct, s.n_same)),
+                    pct(rate(s.same_assisted, s.n_same)),
+                    str(s.n_diff),
+                    pct(rate(s.diff_direct, s.n_diff)),
+                    pct(rate(s.diff_assisted, s.n_diff)),
+                    precision_cell(s),
+                ]
+            )
+    print_table(headers, rows)
+
+    print()
+    print("== Score distribution (cosine; exact matches count as 1.0)")
+    dist_rows: list[list[str]] = []
+    for _, groups in datasets:
+        for g in groups:
+            same_scores, diff_scores = g.scores[g.same], g.scores[~g.same]
+            dist_rows.append(
+                [
+                    g.label,
+                    num(float(np.percentile(same_scores, 10))) if same_scores.size else "-",
+                    num(float(np.median(same_scores))) if same_scores.size else "-",
+                    num(float(np.median(diff_scores))) if diff_scores.size else "-",
+                    num(float(np.percentile(diff_scores, 90))) if diff_scores.size else "-",
+                    num(float(diff_scores.max())) if diff_scores.size else "-",
+                ]
+            )
+    print_table(["group", "same p10", "same median", "diff median", "diff p90", "diff max"], dist_rows)
+
+    print()
+    print("== Sweep of the direct threshold: correct direct (same=true) / WRONG direct (same=false)")
+    sweep_headers = ["direct >="]
+    for name, _ in datasets:
+        sweep_headers += [f"{name} correct", f"{name} WRONG"]
+    sweep_rows: list[list[str]] = []
+    for threshold in sorted({*SWEEP_THRESHOLDS, direct}):
+        marker = " *" if math.isclose(threshold, direct) else "  "
+        row = [f"{threshold:.2f}{marker}"]
+        for _, groups in datasets:
+            s = summarize(
+                groups[0].scores, groups[0].same, groups[0].exact, threshold, min(similar, threshold)
+            )
+            row += [pct(rate(s.same_direct, s.n_same)), pct(rate(s.diff_direct, s.n_diff))]
+        sweep_rows.append(row)
+    print_table(sweep_headers, sweep_rows)
+    print("   (* = the configured direct threshold)")
+
+
+# --------------------------------------------------------------------------- main
