@@ -236,3 +236,22 @@ def test_an_expired_auto_entry_is_renewed_not_duplicated(
         assert again.done["decision"] == "miss"
         assert again.done["learned_entry_id"] == first
         assert staff.get(f"/staff/memory/{first}").json()["answer"] == ANSWER
+
+
+def test_text_reaches_the_client_while_the_upstream_is_still_streaming(
+    live: LiveApp, fresh_upstream: FakeUpstream
+) -> None:
+    fresh_upstream.push(Reply(text=" ".join(["mot"] * 30), chunk_delay_s=0.05))
+    with client_for(live, "ka") as acme, acme.stream("POST", "/chat", json={"message": QUESTION}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = response.iter_lines()
+        for line in lines:
+            if line.startswith("event: text"):
+                # Not buffered until the end: the upstream has not finished its answer yet.
+                assert not fresh_upstream.requests[0].completed
+                break
+        else:
+            raise AssertionError("no text event")
+        rest = list(lines)
+    assert any(line.startswith("event: done") for line in rest)
+    assert fresh_upstream.requests[0].completed
