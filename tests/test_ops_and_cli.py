@@ -172,3 +172,11 @@ def test_broken_agents_file_is_one_clear_line(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "agent 'esg' has no identity" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_metrics_token_guards_metrics(app_factory: Callable[..., LiveApp]) -> None:
+    live = app_factory(metrics_token="scrape-me")
+    with client_for(live, None) as anonymous, client_for(live, "scrape-me") as scraper:
+        assert anonymous.get("/metrics").status_code == 401
+        assert scraper.get("/metrics").status_code == 200
+        assert "memory_guard_lookups_total" in scraper.get("/metrics").text

@@ -118,6 +118,10 @@ class Settings(BaseSettings):
         default=SecretStr(""),
         description="Comma-separated key:tenant:role triples; empty means dev mode (one tenant, loopback).",
     )
+    metrics_token: SecretStr = Field(
+        default=SecretStr(""),
+        description="Bearer token /metrics requires when set (its counters span every tenant).",
+    )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="Largest accepted request body.")
     history_messages: int = Field(

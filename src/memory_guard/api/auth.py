@@ -19,6 +19,19 @@ class Principal:
     roles: frozenset[Role]
 
 
+def bearer_token(authorization: str | None) -> str:
+    if not authorization:
+        raise Unauthorized("missing Authorization: Bearer <key> header", code="missing_key")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("the Authorization header must be 'Bearer <key>'", code="invalid_key")
+    return token.strip()
+
+
+def same_secret(expected: str, given: str) -> bool:
+    return hmac.compare_digest(expected.encode(), given.encode())
+
+
 class KeyRing:
     def __init__(self, keys: tuple[ApiKey, ...]) -> None:
         self._keys = keys
@@ -30,16 +43,11 @@ class KeyRing:
     def identify(self, authorization: str | None) -> Principal:
         if self.dev_mode:
             return Principal(DEV_TENANT, frozenset(Role))
-        if not authorization:
-            raise Unauthorized("missing Authorization: Bearer <key> header", code="missing_key")
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer <key>'", code="invalid_key")
-        token = token.strip()
+        token = bearer_token(authorization)
         found: ApiKey | None = None
         # Compare against every key so the time taken does not tell how close a guess was.
         for key in self._keys:
-            if hmac.compare_digest(key.key.encode(), token.encode()):
+            if same_secret(key.key, token):
                 found = key
         if found is None:
             raise Unauthorized("unknown API key", code="invalid_key")

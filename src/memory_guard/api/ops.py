@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
+from memory_guard.api.auth import bearer_token, same_secret
 from memory_guard.api.deps import ServicesDep
-from memory_guard.errors import NotReady
+from memory_guard.errors import NotReady, Unauthorized
 from memory_guard.ops.metrics import METRICS_CONTENT_TYPE
 
 router = APIRouter()
@@ -31,5 +32,8 @@ async def readyz(services: ServicesDep) -> dict[str, Any]:
 
 
 @router.get("/metrics")
-async def metrics(services: ServicesDep) -> Response:
+async def metrics(services: ServicesDep, request: Request) -> Response:
+    token = services.settings.metrics_token.get_secret_value()
+    if token and not same_secret(token, bearer_token(request.headers.get("authorization"))):
+        raise Unauthorized("/metrics needs Authorization: Bearer <METRICS_TOKEN>", code="invalid_key")
     return Response(services.metrics.render(), media_type=METRICS_CONTENT_TYPE)
