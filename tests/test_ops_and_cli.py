@@ -180,3 +180,18 @@ def test_metrics_token_guards_metrics(app_factory: Callable[..., LiveApp]) -> No
         assert anonymous.get("/metrics").status_code == 401
         assert scraper.get("/metrics").status_code == 200
         assert "memory_guard_lookups_total" in scraper.get("/metrics").text
+
+
+def test_cors_lets_a_configured_frontend_in(app_factory: Callable[..., LiveApp]) -> None:
+    live = app_factory(cors_origins="https://app.example")
+    preflight = {
+        "Origin": "https://app.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
+    with client_for(live, None) as browser:
+        allowed = browser.options("/chat", headers=preflight)
+        assert allowed.status_code == 200
+        assert allowed.headers["access-control-allow-origin"] == "https://app.example"
+        refused = browser.options("/chat", headers={**preflight, "Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in refused.headers

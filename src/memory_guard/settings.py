@@ -122,6 +122,11 @@ class Settings(BaseSettings):
         default=SecretStr(""),
         description="Bearer token /metrics requires when set (its counters span every tenant).",
     )
+    cors_origins: str = Field(
+        default="",
+        description="Comma-separated browser origins allowed to call the API (e.g. https://app.example); "
+        "empty allows none.",
+    )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="Largest accepted request body.")
     history_messages: int = Field(

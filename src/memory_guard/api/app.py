@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 
 from memory_guard.agent.llm import ChatModel
 from memory_guard.api import chat, ops, staff
@@ -51,6 +52,15 @@ def create_app(
     install_error_handlers(app)
 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
+    if origins:
+        # A browser frontend on another origin sends a preflight for the Authorization header.
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
 
     app.include_router(ops.router)
     app.include_router(chat.router)
