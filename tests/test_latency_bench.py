@@ -1,13 +1,12 @@
 """bench/latency.py: its helpers, and one quick run end to end.
 
-The quick run starts the real app with the local model and inserts 40 entries; it takes a few
-seconds and must stay under QUICK_BUDGET_S.
+The quick run starts the real service with the local model and inserts 40 entries. Its figures
+are checked for shape only: speed is the benchmark's to print, not a test's to assert.
 """
 
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from bench import latency, questions
 
 from memory_guard.memory.normalize import normalize_question
 
-QUICK_BUDGET_S = 15.0
 FIGURE = re.compile(r"n=(\d+): p50=(\d+\.\d+) ms p99=(\d+\.\d+) ms$")
 
 
@@ -80,9 +78,7 @@ def test_index_search_on_a_tiny_index() -> None:
 
 
 def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
-    started = time.monotonic()
     lines = latency.main(["--quick"])
-    elapsed = time.monotonic() - started
 
     printed = capsys.readouterr().out.splitlines()
     assert printed == lines
@@ -98,4 +94,3 @@ def test_quick_run_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> No
         assert 0 < p50 <= p99
     assert any("embedding_model=local/" in line for line in lines)
     assert sum(line.startswith("http_qualified") for line in lines) == 2
-    assert elapsed < QUICK_BUDGET_S, f"the quick run took {elapsed:.1f} s"
