@@ -115,3 +115,18 @@ def test_tool_schemas_come_from_typed_inputs() -> None:
     assert search["required"] == ["query"]
     assert search["properties"]["limit"]["maximum"] == 10
     assert tools["get_company_profile"]["parameters"]["properties"] == {}
+
+
+async def test_oversized_tool_results_are_capped(tmp_path: Path) -> None:
+    from memory_guard.agent.loop import MAX_TOOL_RESULT_CHARS
+
+    model = ScriptedChatModel(
+        [
+            [ToolCallRequest("c1", "get_company_profile", ""), TurnEnd("tool_calls")],
+            [TextDelta("ok"), TurnEnd("stop")],
+        ]
+    )
+    await _run(model, tmp_path, entreprise={"rapport": "x" * 50_000})
+    content = model.sent[1][-1]["content"]
+    assert len(content) < MAX_TOOL_RESULT_CHARS + 100
+    assert content.endswith("caractères de plus]")

@@ -14,6 +14,8 @@ from memory_guard.agent.skills.registry import SkillRegistry
 from memory_guard.errors import MemoryGuardError
 from memory_guard.ops.metrics import Metrics
 
+MAX_TOOL_RESULT_CHARS = 8000
+
 
 @dataclass(slots=True)
 class LoopResult:
@@ -93,7 +95,16 @@ class AgentLoop:
             yield events.skill_result(call.name, rendered)
             result.skills_used.append(call.name)
             result.company_specific = result.company_specific or outcome.company_specific
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": rendered})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": _capped(rendered)})
+
+
+def _capped(text: str) -> str:
+    # Every turn resends the whole conversation: an oversized tool result would be paid many times.
+    if len(text) <= MAX_TOOL_RESULT_CHARS:
+        return text
+    return (
+        text[:MAX_TOOL_RESULT_CHARS] + f"… [tronqué : {len(text) - MAX_TOOL_RESULT_CHARS} caractères de plus]"
+    )
 
 
 def _params_of(arguments: str) -> object:
