@@ -90,7 +90,11 @@ async def _reindex(everything: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="memory-guard", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="memory-guard",
+        description="A semantic response memory in front of an OpenAI-compatible LLM. "
+        "Settings come from the environment, then from .env (see .env.example).",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default=None, help=f"address to listen on (default {LOOPBACK})")
