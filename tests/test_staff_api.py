@@ -175,3 +175,17 @@ def test_agents_file_gives_identity_and_refuses_unknown_agents(
         assert unknown.status_code == 422
         assert unknown.json()["error"]["code"] == "unknown_agent"
         assert "esg" in unknown.json()["error"]["message"]
+
+
+def test_a_learned_answer_rewritten_by_staff_becomes_a_staff_answer(
+    acme: httpx.Client, acme_staff: httpx.Client, fresh_upstream: FakeUpstream
+) -> None:
+    fresh_upstream.push(Reply(text="Quatre pour cent."))
+    learned = chat(acme, message=QUESTION).done["learned_entry_id"]
+    assert acme_staff.get(f"/staff/memory/{learned}").json()["source"] == "learned"
+    tagged = acme_staff.patch(f"/staff/memory/{learned}", json={"tags": ["marchés"]}).json()
+    assert tagged["source"] == "learned"
+    rewritten = acme_staff.patch(
+        f"/staff/memory/{learned}", json={"answer": ANSWER, "status": "validated"}
+    ).json()
+    assert (rewritten["source"], rewritten["status"], rewritten["answer"]) == ("staff", "validated", ANSWER)

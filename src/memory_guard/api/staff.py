@@ -78,7 +78,7 @@ async def get_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -
 async def patch_entry(
     entry_id: int, body: EntryPatchBody, principal: StaffDep, services: ServicesDep
 ) -> dict[str, Any]:
-    entry = await services.memory.update(
+    entry = await services.memory.staff_edit(
         principal.tenant, entry_id, answer=body.answer, status=body.status, tags=body.tags
     )
     return entry.to_public(services.memory.max_age)
