@@ -78,8 +78,8 @@ async def get_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -
 async def patch_entry(
     entry_id: int, body: EntryPatchBody, principal: StaffDep, services: ServicesDep
 ) -> dict[str, Any]:
-    entry = await services.memory.staff_edit(
-        principal.tenant, entry_id, answer=body.answer, status=body.status, tags=body.tags
+    entry = await services.memory.update(
+        principal.tenant, entry_id, answer=body.answer, status=body.status, tags=body.tags, by_staff=True
     )
     return entry.to_public(services.memory.max_age)
 

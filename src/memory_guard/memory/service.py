@@ -137,46 +137,26 @@ class MemoryService:
         answer: str | None = None,
         status: Status | None = None,
         tags: Sequence[str] | None = None,
-        source: Source | None = None,
+        by_staff: bool = False,
     ) -> Entry:
-        await self.get(tenant, entry_id)
+        current = await self.get(tenant, entry_id)
         fields: dict[str, Any] = {}
         if answer is not None:
             if not answer.strip():
                 raise InvalidRequest("the answer must not be empty", code="empty_answer")
             fields["answer"] = answer
+            # A learned answer rewritten by staff is the staff's answer from then on.
+            if by_staff and answer != current.answer and current.source is Source.LEARNED:
+                fields["source"] = Source.STAFF
         if status is not None:
             fields["status"] = status
         if tags is not None:
             fields["tags"] = list(tags)
-        if source is not None:
-            fields["source"] = source
         entry = await self.store.update(tenant, entry_id, self._clock(), **fields)
         if entry is None:
             raise NotFound(f"no memory entry {entry_id}", code="entry_not_found")
         await self._refresh_index(entry)
         return entry
-
-    async def staff_edit(
-        self,
-        tenant: str,
-        entry_id: int,
-        *,
-        answer: str | None = None,
-        status: Status | None = None,
-        tags: Sequence[str] | None = None,
-    ) -> Entry:
-        """A learned answer rewritten by staff is the staff's answer from then on."""
-        current = await self.get(tenant, entry_id)
-        rewritten = answer is not None and answer != current.answer and current.source is Source.LEARNED
-        return await self.update(
-            tenant,
-            entry_id,
-            answer=answer,
-            status=status,
-            tags=tags,
-            source=Source.STAFF if rewritten else None,
-        )
 
     async def delete(self, tenant: str, entry_id: int) -> None:
         if not await self.store.delete(tenant, entry_id):
