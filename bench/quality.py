@@ -14,7 +14,8 @@ Reported per data set (and for pairs_dev per kind and per language):
   * the median score of same vs different pairs, and a sweep of the direct threshold.
 
 Run:  python bench/quality.py [--qqp-limit N] [--full] [--direct T] [--similar T]
-                               [--provider P] [--seed S] [--data-dir DIR]
+                               [--verifier offline|off] [--verified-direct T]
+                               [--provider P] [--model M] [--seed S] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+from training.splits import half_of  # noqa: E402
+
 from bench.quality_report import pct, print_report  # noqa: E402
 from bench.quality_stats import (  # noqa: E402
     Pair,
@@ -51,12 +54,16 @@ from bench.quality_stats import (  # noqa: E402
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.memory.normalize import normalize_question  # noqa: E402
+from memory_guard.services import policy_of, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
+from memory_guard.verify.policy import ServePolicy  # noqa: E402
+from memory_guard.verify.verifier import OfflineVerifier  # noqa: E402
 
 BATCH_SIZE = 64
 QQP_FILE = "qqp_pairs.jsonl.gz"
 MOCK_FILE = "paraphrases_mock.jsonl"
 DEV_FILE = "pairs_dev.jsonl"
+HOLDOUT_FILE = ROOT / "bench" / "data" / "pairs_holdout.jsonl"
 DEFAULT_QQP_LIMIT = 10_000
 
 
@@ -152,6 +159,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--direct", type=float, default=None, help="direct threshold (default: Settings)")
     parser.add_argument("--similar", type=float, default=None, help="assisted threshold (default: Settings)")
     parser.add_argument("--provider", choices=["local", "openai", "hashing"], default=None, help="embedder")
+    parser.add_argument("--model", default=None, help="embedding model (default: Settings)")
+    parser.add_argument("--verifier", choices=["offline", "off"], default=None, help="hit verifier")
+    parser.add_argument(
+        "--verified-direct",
+        type=float,
+        default=None,
+        help="direct floor on a confident yes (default: Settings)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the QQP sample")
     parser.add_argument(
         "--data-dir", type=Path, default=ROOT.parent / "shared" / "data", help="evaluation data folder"
@@ -171,6 +186,12 @@ def build_settings(args: argparse.Namespace) -> Settings:
         overrides["memory_similarity_threshold"] = args.similar
     if args.provider is not None:
         overrides["embedding_provider"] = args.provider
+    if args.model is not None:
+        overrides["embedding_model"] = args.model
+    if args.verifier is not None:
+        overrides["memory_verifier"] = args.verifier
+    if args.verified_direct is not None:
+        overrides["memory_verified_direct_threshold"] = args.verified_direct
     return Settings(**overrides)
 
 
@@ -188,59 +209,85 @@ async def run(args: argparse.Namespace) -> int:
         print(f"missing data in {data_dir}: {', '.join(missing)} (see --data-dir)", file=sys.stderr)
         return 2
 
-    qqp_all = read_jsonl(data_dir / QQP_FILE)
+    qqp_all = [p for p in read_jsonl(data_dir / QQP_FILE) if half_of(p.a, p.b) == "eval"]
     qqp = qqp_all if args.full else stratified_sample(qqp_all, args.qqp_limit, args.seed)
-    mock = read_jsonl(data_dir / MOCK_FILE)
+    mock = [p for p in read_jsonl(data_dir / MOCK_FILE) if half_of(p.a, p.b) == "eval"]
     dev = read_jsonl(data_dir / DEV_FILE)
+    holdout = read_jsonl(HOLDOUT_FILE) if HOLDOUT_FILE.is_file() else []
     loaded = time.perf_counter()
 
     embedder = build_embedder(settings)  # the local model is loaded and verified here
     model_loaded = time.perf_counter()
     try:
-        all_pairs = [*qqp, *mock, *dev]
+        all_pairs = [*qqp, *mock, *dev, *holdout]
         scores, exact = await score_pairs(all_pairs, embedder, BATCH_SIZE, progress=not args.no_progress)
         model_id = embedder.model_id
+        verifier = verifier_of(settings, embedder)
     finally:
         await embedder.aclose()
     embedded = time.perf_counter()
+    served, timings = verify_pairs(all_pairs, scores, exact, verifier, policy_of(settings), similar)
 
     n_texts = len({t for p, e in zip(all_pairs, exact, strict=True) if not e for t in (p.a, p.b)})
     qqp_same = sum(p.same for p in qqp)
-    if args.full or len(qqp) == len(qqp_all):
-        qqp_note = f"all {len(qqp_all):,} pairs (--full)" if args.full else f"all {len(qqp_all):,} pairs"
-    else:
-        qqp_note = (
-            f"seeded stratified random sample of {len(qqp):,} / {len(qqp_all):,} pairs (seed {args.seed})"
-        )
+    half = f"the {len(qqp_all):,} pairs of the 'eval' half (training/splits.py)"
+    qqp_note = half if len(qqp) == len(qqp_all) else f"seeded stratified sample of {len(qqp):,} of {half}"
+    classifier = (
+        "none (checks only)" if verifier is None or verifier.model is None else "trained for this model"
+    )
     print("memory-guard quality benchmark")
     print(f"  embedding provider : {settings.embedding_provider}")
     print(f"  embedding model id : {model_id}")
-    print(f"  thresholds         : direct >= {direct:.2f}, assisted >= {similar:.2f}")
+    print(f"  verifier           : {settings.memory_verifier}; pair classifier: {classifier}")
+    print(
+        f"  thresholds         : candidates >= {similar:.2f}; direct on a yes >= {direct:.2f}, on a "
+        f"confident yes (p >= {settings.memory_verifier_confident:.2f}) >= "
+        f"{settings.memory_verified_direct_threshold:.2f}"
+    )
     print(f"  data dir           : {data_dir}")
     print(f"  qqp                : {qqp_note}; same={qqp_same:,} diff={len(qqp) - qqp_same:,}")
-    print(f"  paraphrases_mock   : {len(mock):,} pairs")
+    print(f"  paraphrases_mock   : {len(mock):,} pairs ('eval' half)")
     print(f"  pairs_dev          : {len(dev):,} pairs")
+    print(f"  pairs_holdout      : {len(holdout):,} pairs (bench/data, never trained on)")
     print(f"  texts embedded     : {n_texts:,} unique, batches of {BATCH_SIZE}")
 
-    a, b = len(qqp), len(qqp) + len(mock)
-    qqp_name = "qqp" if len(qqp) == len(qqp_all) else f"qqp[{len(qqp)}]"
+    bounds = np.cumsum([0, len(qqp), len(mock), len(dev), len(holdout)])
+    names = ["qqp", "mock", "dev", "holdout"]
+    labels = [f"qqp[{len(qqp)}]", "paraphrases_mock", "pairs_dev", "pairs_holdout"]
+    parts = [all_pairs[bounds[i] : bounds[i + 1]] for i in range(4)]
     datasets = [
-        (qqp_name, make_groups(qqp_name, qqp, scores[:a], exact[:a])),
-        ("mock", make_groups("paraphrases_mock", mock, scores[a:b], exact[a:b])),
-        ("dev", make_groups("pairs_dev", dev, scores[b:], exact[b:])),
+        (
+            names[i],
+            make_groups(
+                labels[i],
+                parts[i],
+                scores[bounds[i] : bounds[i + 1]],
+                exact[bounds[i] : bounds[i + 1]],
+                served[bounds[i] : bounds[i + 1]],
+            ),
+        )
+        for i in range(4)
+        if parts[i]
     ]
-    print_report(datasets, direct, similar)
+    print_report(datasets, direct, similar, settings.memory_verifier)
 
-    s = summarize(scores[:a], datasets[0][1][0].same, exact[:a], direct, similar)
+    qqp_group = datasets[0][1][0]
+    s = summarize(qqp_group.scores, qqp_group.same, qqp_group.exact, direct, similar, qqp_group.served)
     low, high = wilson_interval(s.same_direct, s.n_direct)
     print()
     if s.n_direct:
         print(
             f"QQP direct precision: {s.same_direct:,}/{s.n_direct:,} = {pct(s.direct_precision).strip()} "
-            f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%); QQP labels carry a few % noise."
+            f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%), labels counted as given; QQP labels "
+            "carry a few % noise, so this is a lower bound of the real precision."
         )
     else:
-        print("QQP direct precision: no direct answers at this threshold.")
+        print("QQP direct precision: no direct answers.")
+    if timings.size:
+        print(
+            f"Verifier cost per candidate: p50 {np.percentile(timings, 50) * 1e3:.3f} ms, "
+            f"p99 {np.percentile(timings, 99) * 1e3:.3f} ms over {timings.size:,} candidates"
+        )
     finished = time.perf_counter()
     print(
         f"Total time {finished - started:.1f} s (data {loaded - started:.1f} s, "
@@ -248,6 +295,32 @@ async def run(args: argparse.Namespace) -> int:
         f"= {n_texts / max(embedded - model_loaded, 1e-9):.0f} texts/s)"
     )
     return 0
+
+
+def verify_pairs(
+    pairs: Sequence[Pair],
+    scores: Scores,
+    exact: npt.NDArray[np.bool_],
+    verifier: OfflineVerifier | None,
+    policy: ServePolicy,
+    similar: float,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """Which pairs the guard serves direct, and the verifier's time per candidate (seconds)."""
+    served = np.zeros(len(pairs), dtype=np.bool_)
+    timings: list[float] = []
+    for i, (pair, score, is_exact) in enumerate(zip(pairs, scores, exact, strict=True)):
+        if is_exact:
+            served[i] = True
+        elif score < similar:
+            continue
+        elif verifier is None:
+            served[i] = score >= policy.direct
+        else:
+            started = time.perf_counter()
+            verification = verifier.verify(pair.a, pair.b, float(score))
+            timings.append(time.perf_counter() - started)
+            served[i] = policy.serves(float(score), verification)
+    return served, np.array(timings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

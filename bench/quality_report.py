@@ -42,9 +42,11 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int
         print(line(row))
 
 
-def print_report(datasets: Sequence[tuple[str, list[Group]]], direct: float, similar: float) -> None:
+def print_report(
+    datasets: Sequence[tuple[str, list[Group]]], direct: float, similar: float, verifier: str
+) -> None:
     print()
-    print(f"== Decisions at direct >= {direct:.2f}, assisted >= {similar:.2f}")
+    print(f"== Decisions with the verifier {verifier!r}, candidates from >= {similar:.2f}")
     print("   same=true:  'direct' = correct direct answers, 'assisted' = grounded LLM answers")
     print("   same=false: 'WRONG dir' = another question's answer served with no LLM call")
     print("   precision = same among direct, [Wilson 95% interval]; exact = normalized exact matches")
@@ -55,7 +57,7 @@ def print_report(datasets: Sequence[tuple[str, list[Group]]], direct: float, sim
     rows: list[list[str]] = []
     for _, groups in datasets:
         for g in groups:
-            s = summarize(g.scores, g.same, g.exact, direct, similar)
+            s = summarize(g.scores, g.same, g.exact, direct, similar, g.served)
             rows.append(
                 [
                     g.label,
@@ -91,7 +93,7 @@ def print_report(datasets: Sequence[tuple[str, list[Group]]], direct: float, sim
     print_table(["group", "same p10", "same median", "diff median", "diff p90", "diff max"], dist_rows)
 
     print()
-    print("== Sweep of the direct threshold: correct direct (same=true) / WRONG direct (same=false)")
+    print("== Cosine alone (no verifier), sweep of the direct threshold: correct direct / WRONG direct")
     sweep_headers = ["direct >="]
     for name, _ in datasets:
         sweep_headers += [f"{name} correct", f"{name} WRONG"]

@@ -10,10 +10,11 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memory_guard.hits.accuracy import wilson_interval as wilson_interval
+
 Decision = Literal["direct", "assisted", "miss"]
 Scores = npt.NDArray[np.float64]
 
-WILSON_Z = 1.959963984540054  # two-sided 95%
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,31 +59,24 @@ def decide(score: float, direct: float, similar: float) -> Decision:
     return "miss"
 
 
-def wilson_interval(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion; (0.0, 1.0) when n is 0."""
-    if n <= 0:
-        return (0.0, 1.0)
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie in [0, {n}], not {successes}")
-    p = successes / n
-    z2 = z * z
-    denominator = 1.0 + z2 / n
-    center = (p + z2 / (2 * n)) / denominator
-    half = z / denominator * math.sqrt(p * (1.0 - p) / n + z2 / (4 * n * n))
-    low = 0.0 if successes == 0 else max(0.0, center - half)
-    high = 1.0 if successes == n else min(1.0, center + half)
-    return (low, high)
-
-
 def rate(count: int, total: int) -> float | None:
     return count / total if total else None
 
 
 def summarize(
-    scores: Scores, same: npt.NDArray[np.bool_], exact: npt.NDArray[np.bool_], direct: float, similar: float
+    scores: Scores,
+    same: npt.NDArray[np.bool_],
+    exact: npt.NDArray[np.bool_],
+    direct: float,
+    similar: float,
+    served: npt.NDArray[np.bool_] | None = None,
 ) -> Summary:
-    """Count the decisions of a group of pairs, split by their label."""
-    is_direct = scores >= direct
+    """Count the decisions of a group of pairs, split by their label.
+
+    `served` marks the pairs the guard answers direct (verifier and thresholds together);
+    without it a score at or above `direct` is enough (cosine alone).
+    """
+    is_direct = (scores >= direct) if served is None else (served & (scores >= similar))
     is_assisted = (scores >= similar) & ~is_direct
     diff = ~same
     return Summary(
@@ -105,16 +99,22 @@ class Group:
     scores: Scores
     same: npt.NDArray[np.bool_]
     exact: npt.NDArray[np.bool_]
+    served: npt.NDArray[np.bool_] | None = None
 
 
 def make_groups(
-    name: str, pairs: Sequence[Pair], scores: Scores, exact: npt.NDArray[np.bool_]
+    name: str,
+    pairs: Sequence[Pair],
+    scores: Scores,
+    exact: npt.NDArray[np.bool_],
+    served: npt.NDArray[np.bool_] | None = None,
 ) -> list[Group]:
     same = np.array([p.same for p in pairs], dtype=np.bool_)
-    groups = [Group(name, scores, same, exact)]
+    groups = [Group(name, scores, same, exact, served)]
     for attr in ("kind", "lang"):
         values = sorted({getattr(p, attr) for p in pairs if getattr(p, attr)})
         for value in values:
             mask = np.array([getattr(p, attr) == value for p in pairs], dtype=np.bool_)
-            groups.append(Group(f"  {attr}={value}", scores[mask], same[mask], exact[mask]))
+            part = None if served is None else served[mask]
+            groups.append(Group(f"  {attr}={value}", scores[mask], same[mask], exact[mask], part))
     return groups

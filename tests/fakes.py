@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.errors import UpstreamError
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict, Verification
 
 
 class ScriptedChatModel:
@@ -63,3 +64,20 @@ class CountingEmbedder:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+class UnsureVerifier(OfflineVerifier):
+    """The offline verifier unsure of every pair its checks do not reject.
+
+    No classifier ships for the test embedder and the checks alone never say unsure; this
+    puts candidates in the state where the LLM judge is asked.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(None, Cutoffs(accept=0.5, reject=0.2))
+
+    def verify(self, stored: str, incoming: str, similarity: float) -> Verification:
+        checked = super().verify(stored, incoming, similarity)
+        if checked.verdict is Verdict.REJECT:
+            return checked
+        return Verification(Verdict.UNSURE, "unsure (test)", 0.35)

@@ -87,11 +87,17 @@ def test_lookup_has_no_side_effect(acme_staff: httpx.Client) -> None:
     entry = _faq(acme_staff)
     result = acme_staff.post("/staff/memory/lookup", json={"question": QUESTION}).json()
     assert result["decision"] == "direct"
+    assert result["served_entry_id"] == entry["id"]
     assert result["candidates"][0] == {
         "entry_id": entry["id"],
         "score": 1.0,
         "matched_question": QUESTION,
         "exact": True,
+        "served": True,
+        "verdict": "exact",
+        "reason": "same question",
+        "probability": 1.0,
+        "by": "exact",
     }
     assert acme_staff.get(f"/staff/memory/{entry['id']}").json()["usage_count"] == 0
     assert acme_staff.get("/staff/memory/stats").json()["lookups"]["total"] == 0

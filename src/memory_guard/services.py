@@ -23,6 +23,8 @@ from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.errors import NotReady
+from memory_guard.hits.service import HitService
+from memory_guard.hits.store import SqliteHitStore
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.service import MemoryService
@@ -31,20 +33,48 @@ from memory_guard.memory.store import SqliteMemoryStore
 from memory_guard.ops.metrics import Metrics
 from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
+from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.llm_judge import LlmJudge
+from memory_guard.verify.model import load_models
+from memory_guard.verify.policy import ServePolicy
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 
 logger = logging.getLogger(__name__)
 
 
-def build_chat_model(settings: Settings) -> OpenAIChatModel:
+def build_chat_model(settings: Settings, *, judge: bool = False) -> OpenAIChatModel:
+    """The answering model's client, or (`judge`) the judge's: same upstream and key, a cheap
+    model, a short budget and timeout."""
     return OpenAIChatModel(
         base_url=settings.llm_base_url,
         api_key=settings.llm_api_key.get_secret_value(),
-        model=settings.llm_model,
-        max_tokens=settings.llm_max_tokens,
-        timeout_s=settings.llm_timeout_s,
+        model=settings.memory_judge_model if judge else settings.llm_model,
+        max_tokens=settings.memory_judge_max_tokens if judge else settings.llm_max_tokens,
+        timeout_s=settings.memory_judge_timeout_s if judge else settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
         referer=settings.app_url,
         title=settings.app_name,
+    )
+
+
+def verifier_of(settings: Settings, embedder: Embedder) -> OfflineVerifier | None:
+    """The offline verifier, with the classifier trained for this embedding model if one ships."""
+    if settings.memory_verifier == "off":
+        return None
+    model = load_models().get(embedder.model_id)
+    if model is None:
+        logger.warning(
+            "no pair classifier was trained for %s: the verifier runs its checks only", embedder.model_id
+        )
+    cutoffs = Cutoffs(accept=settings.memory_verifier_accept, reject=settings.memory_verifier_reject)
+    return OfflineVerifier(model, cutoffs)
+
+
+def policy_of(settings: Settings) -> ServePolicy:
+    return ServePolicy(
+        direct=settings.memory_direct_threshold,
+        verified_direct=settings.memory_verified_direct_threshold,
+        confident=settings.memory_verifier_confident,
     )
 
 
@@ -92,8 +122,10 @@ class Services:
     db: Database
     embedder: Embedder
     chat_model: ChatModel
+    judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
     metrics: Metrics
     memory: MemoryService
+    hits: HitService
     conversations: ConversationService
     chat: ChatService
     readiness: Readiness
@@ -105,32 +137,58 @@ class Services:
         *,
         embedder: Embedder | None = None,
         chat_model: ChatModel | None = None,
+        judge_model: ChatModel | None = None,
         clock: Clock = utc_now,
     ) -> Services:
         agents = AgentDirectory.from_file(settings.agents_file)
         db = await Database.open(settings.memory_db_path)
         embedder = embedder or build_embedder(settings)
         chat_model = chat_model or build_chat_model(settings)
+        # Off (the default), no judge client exists at all, so nothing can ever call it.
+        if not settings.memory_judge_enabled:
+            judge_model = None
+        elif judge_model is None:
+            judge_model = build_chat_model(settings, judge=True)
         try:
             metrics = Metrics()
             store = SqliteMemoryStore(db)
             thresholds = thresholds_of(settings)
             index = await load_index(store, embedder, thresholds.max_age)
-            guard = Guard(store, index, embedder, thresholds, metrics, clock)
-            memory = MemoryService(guard, clock)
-            conversations = ConversationService(SqliteConversationStore(db), memory)
+            verifier = verifier_of(settings, embedder)
+            judgements = SqliteJudgementStore(db)
+            judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
+            guard = Guard(
+                store, index, embedder, thresholds, metrics, clock, verifier, policy_of(settings), judge
+            )
+            hits = HitService(SqliteHitStore(db), clock)
+            memory = MemoryService(guard, clock, hits, judgements)
+            conversations = ConversationService(SqliteConversationStore(db), memory, hits)
             loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
             chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
         except BaseException:
             await chat_model.aclose()
+            if judge_model is not None:
+                await judge_model.aclose()
             await embedder.aclose()
             await db.close()
             raise
         return cls(
-            settings, db, embedder, chat_model, metrics, memory, conversations, chat, Readiness(embedder)
+            settings,
+            db,
+            embedder,
+            chat_model,
+            judge_model,
+            metrics,
+            memory,
+            hits,
+            conversations,
+            chat,
+            Readiness(embedder),
         )
 
     async def aclose(self) -> None:
         await self.chat_model.aclose()
+        if self.judge_model is not None:
+            await self.judge_model.aclose()
         await self.embedder.aclose()
         await self.db.close()

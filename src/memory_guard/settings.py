@@ -71,6 +71,47 @@ class Settings(BaseSettings):
         le=1.0,
         description="Cosine score from which the stored answer is served directly, with no LLM call.",
     )
+    memory_verifier: Literal["offline", "off"] = Field(
+        default="offline",
+        description="'offline': a candidate is served only if the hit verifier (numbers, negation, key "
+        "terms, kind of question, learned pair classifier) says it answers the question; 'off': the "
+        "score alone decides (not recommended).",
+    )
+    memory_verified_direct_threshold: float = Field(
+        default=0.90,
+        ge=0.0,
+        le=1.0,
+        description="Lowest score served directly when the verifier is confident (classifier probability "
+        ">= MEMORY_VERIFIER_CONFIDENT, or the LLM judge said yes); at or above MEMORY_DIRECT_THRESHOLD "
+        "a plain yes is enough.",
+    )
+    memory_verifier_accept: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Classifier probability from which the verifier says yes."
+    )
+    memory_verifier_confident: float = Field(
+        default=0.9, ge=0.0, le=1.0, description="Classifier probability from which a yes is confident."
+    )
+    memory_verifier_reject: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="Classifier probability below which the verifier says no; between this and "
+        "MEMORY_VERIFIER_ACCEPT it is unsure (and asks the LLM judge when one is enabled).",
+    )
+    memory_judge_enabled: bool = Field(
+        default=False,
+        description="Ask an LLM judge (on LLM_BASE_URL with LLM_API_KEY) about the candidates the "
+        "verifier is unsure of; its verdicts are cached per entry and question, its cost shown in the stats.",
+    )
+    memory_judge_model: str = Field(
+        default="openai/gpt-4o-mini", description="Model of the LLM judge: a cheap one is enough."
+    )
+    memory_judge_timeout_s: float = Field(
+        default=10.0, gt=0, description="Timeout of one judge request, seconds (the lookup waits for it)."
+    )
+    memory_judge_max_tokens: int = Field(
+        default=16, ge=1, description="Completion budget of one judge verdict (YES or NO and a short reason)."
+    )
     memory_max_age_days: float = Field(
         default=180,
         ge=0,
@@ -150,6 +191,13 @@ class Settings(BaseSettings):
     def _thresholds_ordered(self) -> Settings:
         if self.memory_direct_threshold < self.memory_similarity_threshold:
             raise ValueError("MEMORY_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD")
+        if self.memory_verified_direct_threshold < self.memory_similarity_threshold:
+            raise ValueError("MEMORY_VERIFIED_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD")
+        if not self.memory_verifier_reject <= self.memory_verifier_accept <= self.memory_verifier_confident:
+            raise ValueError(
+                "verifier cut-offs must be ordered: MEMORY_VERIFIER_REJECT <= MEMORY_VERIFIER_ACCEPT "
+                "<= MEMORY_VERIFIER_CONFIDENT"
+            )
         return self
 
     @property

@@ -50,3 +50,7 @@ class LookupBody(BaseModel):
     agent: str | None = _NAME
     project: str | None = _NAME
     phase: str | None = _NAME
+
+
+class ReviewBody(BaseModel):
+    correct: bool

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 
 from memory_guard.api.deps import ServicesDep, StaffDep, scope_of
-from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody
+from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody, ReviewBody
 from memory_guard.memory.entry import Status
 from memory_guard.memory.storage import EntryFilter
 
@@ -44,14 +44,22 @@ async def create_entry(body: EntryCreateBody, principal: StaffDep, services: Ser
 async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     scope = scope_of(principal, body.agent, body.project, body.phase)
     result = await services.memory.lookup(scope, body.question)
+    served = result.served.entry.id if result.served else None
     return {
         "decision": result.decision.value,
+        "served_entry_id": served,
         "candidates": [
             {
                 "entry_id": c.entry.id,
                 "score": round(c.score, 4),
                 "matched_question": c.entry.question,
                 "exact": c.exact,
+                "served": c.entry.id == served,
+                **(
+                    c.verification.to_json()
+                    if c.verification
+                    else {"verdict": None, "reason": "verifier off"}
+                ),
             }
             for c in result.candidates
         ],
@@ -61,6 +69,30 @@ async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -
 @router.get("/stats")
 async def stats(principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     return await services.memory.stats(principal.tenant)
+
+
+@router.get("/hits")
+async def served_hits(
+    principal: StaffDep,
+    services: ServicesDep,
+    review: Literal["right", "wrong", "none"] | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[int | None, Query(ge=1)] = None,
+) -> dict[str, Any]:
+    """The answers served from memory, newest first, to review (`review=none`: not yet reviewed)."""
+    items, next_cursor = await services.hits.list(principal.tenant, review, limit, cursor)
+    return {
+        "items": [hit.to_public() for hit in items],
+        "next_cursor": None if next_cursor is None else str(next_cursor),
+    }
+
+
+@router.post("/hits/{lookup_id}/review")
+async def review_hit(
+    lookup_id: int, body: ReviewBody, principal: StaffDep, services: ServicesDep
+) -> dict[str, Any]:
+    await services.hits.review(principal.tenant, lookup_id, body.correct, by="staff")
+    return {"lookup_id": lookup_id, "review": "right" if body.correct else "wrong"}
 
 
 @router.post("/prune")

@@ -148,7 +148,7 @@ class ChatRun:
                 # The embeddings endpoint is down: answer without memory rather than not at all.
                 logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
                 yield events.status("Mémoire indisponible : réponse sans elle.")
-        if found.decision is Decision.DIRECT and found.best is not None:
+        if found.served is not None:
             # Shielded: once started, the history is written whole even if the client leaves.
             for event in await asyncio.shield(self._serve_from_memory(found)):
                 yield event
@@ -183,9 +183,9 @@ class ChatRun:
 
     async def _serve_from_memory(self, found: GuardResult) -> tuple[Event, Event]:
         plan = self._plan
-        best = found.best
-        assert best is not None
-        entry = best.entry
+        served = found.served
+        assert served is not None
+        entry = served.entry
         _, answer_id = await self._service.conversations.store.append_exchange(
             plan.tenant,
             plan.conversation_id,
@@ -195,7 +195,7 @@ class ChatRun:
                 "cached_response",
                 entry.answer,
                 entry_id=entry.id,
-                metadata={"score": best.score, "served_entry_id": entry.id},
+                metadata={"score": served.score, "served_entry_id": entry.id, "lookup_id": found.lookup_id},
             ),
             self._service.clock(),
         )
@@ -203,7 +203,7 @@ class ChatRun:
             "cached_response",
             {
                 "answer": entry.answer,
-                "score": round(best.score, 4),
+                "score": round(served.score, 4),
                 "entry_id": entry.id,
                 "matched_question": entry.question,
                 "status": entry.status.value,

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from memory_guard.conversations.storage import ConversationStore, Message
 from memory_guard.errors import Conflict, NotFound
+from memory_guard.hits.service import HitService
 from memory_guard.memory.entry import Entry
 from memory_guard.memory.service import MemoryService
 
 
 class ConversationService:
-    def __init__(self, store: ConversationStore, memory: MemoryService) -> None:
+    def __init__(self, store: ConversationStore, memory: MemoryService, hits: HitService) -> None:
         self.store = store
         self._memory = memory
+        self._hits = hits
 
     async def require(self, tenant: str, conversation_id: str) -> None:
         # Another tenant's conversation is reported as missing: its existence is not ours to reveal.
@@ -34,4 +36,9 @@ class ConversationService:
         if message.entry_id is None:
             reason = message.metadata.get("not_learned", "unknown")
             raise Conflict(f"nothing was learned from this answer (reason: {reason})", code="nothing_learned")
+        lookup_id = message.metadata.get("lookup_id")
+        if message.type == "cached_response" and isinstance(lookup_id, int):
+            # Feedback on an answer served from memory measures the guard, not only the entry.
+            correct = validated and corrected is None
+            await self._hits.review(tenant, lookup_id, correct, by="client")
         return await self._memory.feedback(tenant, message.entry_id, validated, corrected)

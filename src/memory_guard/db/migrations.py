@@ -73,4 +73,31 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX idx_lookups_tenant_time ON lookups(tenant, created_at);
         """,
     ),
+    (
+        "0004_verified_hits",
+        """
+        ALTER TABLE lookups ADD COLUMN question TEXT;
+        ALTER TABLE lookups ADD COLUMN verdict TEXT;
+        ALTER TABLE lookups ADD COLUMN reason TEXT;
+        ALTER TABLE lookups ADD COLUMN probability REAL;
+        ALTER TABLE lookups ADD COLUMN verified_by TEXT;
+        ALTER TABLE lookups ADD COLUMN review TEXT CHECK (review IN ('right', 'wrong'));
+        ALTER TABLE lookups ADD COLUMN reviewed_by TEXT;
+        ALTER TABLE lookups ADD COLUMN reviewed_at TEXT;
+        CREATE INDEX idx_lookups_served ON lookups(tenant, decision, review);
+        CREATE TABLE judgements (
+            tenant TEXT NOT NULL,
+            entry_id INTEGER NOT NULL,
+            entry_key TEXT NOT NULL,
+            question_key TEXT NOT NULL,
+            serves INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, entry_id, entry_key, question_key)
+        );
+        """,
+    ),
 )

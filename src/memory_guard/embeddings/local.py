@@ -24,7 +24,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from memory_guard.embeddings.base import Vectors, normalize_rows
+from memory_guard.embeddings.base import Vectors, normalize_rows, text_list
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 SUPPORTED_MODELS: tuple[str, ...] = (DEFAULT_MODEL,)
@@ -233,13 +233,13 @@ class LocalOnnxEmbedder:
     async def embed(self, texts: Sequence[str]) -> Vectors:
         # Inference takes milliseconds of CPU: a worker thread keeps the event loop
         # serving other requests meanwhile (onnxruntime releases the GIL).
-        batch = _as_list(texts)
+        batch = text_list(texts)
         if not batch:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         return await asyncio.to_thread(self.embed_sync, batch)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        batch = _as_list(texts)
+        batch = text_list(texts)
         rows = np.zeros((len(batch), DIMENSION), dtype=np.float32)
         if not batch:
             return rows
@@ -254,10 +254,3 @@ class LocalOnnxEmbedder:
     async def aclose(self) -> None:
         # The session holds only memory, which goes with the object.
         return None
-
-
-def _as_list(texts: Sequence[str]) -> list[str]:
-    # A lone str is a Sequence[str] too: it would be embedded one character at a time.
-    if isinstance(texts, str):
-        raise TypeError("embed() takes a sequence of texts, not a single str")
-    return list(texts)

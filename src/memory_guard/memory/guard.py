@@ -1,8 +1,10 @@
 """The guard: for a question, find the best entry of its scope and decide.
 
 Exact normalized match first (no embedding call), then cosine similarity through the
-index. `inspect` has no side effect (staff lookup); `lookup` counts usage, logs the
-decision for the stats and prunes what it found expired.
+index. Similarity only proposes candidates: the hit verifier decides whether a candidate's
+answer serves the question, and only a verified candidate is served `direct`. `inspect` has
+no side effect (staff lookup); `lookup` counts usage, logs the decision with the verdict for
+the stats and prunes what it found expired.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from memory_guard.memory.lookups import LookupRecord
 from memory_guard.memory.normalize import key_hash
 from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
+from memory_guard.verify.judge import HitJudge
+from memory_guard.verify.policy import ServePolicy
+from memory_guard.verify.verifier import EXACT, OfflineVerifier, Verdict, Verification
 
 DIRECT_USAGE = 2
 ASSISTED_USAGE = 1
@@ -38,6 +43,7 @@ class Candidate:
     entry: Entry
     score: float
     exact: bool = False
+    verification: Verification | None = None  # None when the verifier is off
 
 
 @dataclass(slots=True)
@@ -45,6 +51,8 @@ class GuardResult:
     decision: Decision
     candidates: list[Candidate] = field(default_factory=list)
     vector: Vectors | None = None
+    served: Candidate | None = None  # the candidate answered `direct`, when the decision is direct
+    lookup_id: int | None = None  # the lookup log's row, once recorded
 
     @property
     def best(self) -> Candidate | None:
@@ -70,11 +78,17 @@ class Guard:
         thresholds: Thresholds,
         metrics: Metrics,
         clock: Clock,
+        verifier: OfflineVerifier | None,
+        policy: ServePolicy,
+        judge: HitJudge | None = None,
     ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
         self.thresholds = thresholds
+        self.verifier = verifier
+        self.policy = policy
+        self.judge = judge
         self._metrics = metrics
         self._clock = clock
 
@@ -83,26 +97,65 @@ class Guard:
         vector: Vectors = vectors[0]
         return vector
 
-    def _decide(self, best: Candidate | None, allow_direct: bool) -> Decision:
-        if best is None or best.score < self.thresholds.similar:
-            return Decision.MISS
-        if allow_direct and best.score >= self.thresholds.direct:
-            return Decision.DIRECT
-        return Decision.ASSISTED
+    def _serves(self, candidate: Candidate) -> bool:
+        if candidate.exact:
+            return True
+        if candidate.verification is None:  # verifier off: the score alone decides
+            return candidate.score >= self.thresholds.direct
+        return self.policy.serves(candidate.score, candidate.verification)
+
+    def _decide(self, candidates: list[Candidate], allow_direct: bool) -> GuardResult:
+        """Direct with the best-scored candidate that serves, else assisted or miss."""
+        if not candidates or candidates[0].score < self.thresholds.similar:
+            return GuardResult(Decision.MISS, candidates)
+        if allow_direct:
+            for candidate in candidates:
+                if candidate.score >= self.thresholds.similar and self._serves(candidate):
+                    return GuardResult(Decision.DIRECT, candidates, served=candidate)
+        return GuardResult(Decision.ASSISTED, candidates)
+
+    def _verify(self, entry: Entry, question: str, score: float) -> Verification | None:
+        if self.verifier is None:
+            return None
+        return self.verifier.verify(entry.question, question, score)
+
+    async def _judged(
+        self, tenant: str, question: str, candidates: list[Candidate], call: bool
+    ) -> list[Candidate]:
+        """Ask the LLM judge about the unsure candidates that a yes would serve."""
+        if self.judge is None:
+            return candidates
+        judged = []
+        for candidate in candidates:
+            verification = candidate.verification
+            if (
+                verification is not None
+                and verification.verdict is Verdict.UNSURE
+                and candidate.score >= min(self.policy.verified_direct, self.policy.direct)
+            ):
+                verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
+                if verdict is not None:
+                    candidate = Candidate(candidate.entry, candidate.score, verification=verdict)
+            judged.append(candidate)
+        return judged
 
     async def inspect(
         self, scope: Scope, question: str, allow_direct: bool = True, k: int | None = None
     ) -> GuardResult:
-        """What the guard would do, with no side effect."""
-        result, _ = await self._find(scope, question, allow_direct, k or self.thresholds.top_k)
+        """What the guard would do, with no side effect (the judge's cached verdicts only)."""
+        result, _ = await self._find(
+            scope, question, allow_direct, k or self.thresholds.top_k, judge_calls=False
+        )
         return result
 
     async def lookup(self, scope: Scope, question: str, allow_direct: bool = True) -> GuardResult:
         started = time.perf_counter()
-        result, expired = await self._find(scope, question, allow_direct, self.thresholds.top_k)
+        result, expired = await self._find(
+            scope, question, allow_direct, self.thresholds.top_k, judge_calls=True
+        )
         if expired and self.thresholds.auto_prune:
             await self.prune(scope.tenant)
-        await self._account(scope, result)
+        result.lookup_id = await self._account(scope, question, result)
         self._metrics.lookup_seconds.observe(time.perf_counter() - started)
         return result
 
@@ -116,7 +169,7 @@ class Guard:
         return len(removed)
 
     async def _find(
-        self, scope: Scope, question: str, allow_direct: bool, k: int
+        self, scope: Scope, question: str, allow_direct: bool, k: int, judge_calls: bool
     ) -> tuple[GuardResult, list[int]]:
         now = self._clock()
         key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
@@ -126,36 +179,50 @@ class Guard:
             if e.servable(now, self.thresholds.max_age)
         ]
         if exact:
-            best = Candidate(exact[0], 1.0, exact=True)
-            return GuardResult(self._decide(best, allow_direct), [best]), []
+            return self._decide([Candidate(exact[0], 1.0, exact=True, verification=EXACT)], allow_direct), []
         vector = await self.embed(question)
         found = self.index.search(scope, vector, k, now.timestamp())
         entries = await self.store.get_many(scope.tenant, [hit.entry_id for hit in found.hits])
         candidates = [
-            Candidate(entries[hit.entry_id], hit.score)
+            Candidate(entry, hit.score, verification=self._verify(entry, question, hit.score))
             for hit in found.hits
-            if hit.entry_id in entries and entries[hit.entry_id].servable(now, self.thresholds.max_age)
+            if (entry := entries.get(hit.entry_id)) is not None
+            and entry.servable(now, self.thresholds.max_age)
         ]
-        top = candidates[0] if candidates else None
-        return GuardResult(self._decide(top, allow_direct), candidates, vector), found.expired
+        if allow_direct:
+            candidates = await self._judged(scope.tenant, question, candidates, judge_calls)
+        result = self._decide(candidates, allow_direct)
+        result.vector = vector
+        return result, found.expired
 
-    async def _account(self, scope: Scope, result: GuardResult) -> None:
+    async def _account(self, scope: Scope, question: str, result: GuardResult) -> int:
         now = self._clock()
-        best = result.best
+        shown = result.served or result.best
         tokens_saved, usage, used_ids = 0, 0, []
-        if result.decision is Decision.DIRECT and best is not None:
-            tokens_saved, usage, used_ids = tokens_of(best.entry), DIRECT_USAGE, [best.entry.id]
+        if result.served is not None:
+            tokens_saved, usage, used_ids = (
+                tokens_of(result.served.entry),
+                DIRECT_USAGE,
+                [result.served.entry.id],
+            )
         elif result.decision is Decision.ASSISTED:
             usage = ASSISTED_USAGE
             used_ids = [c.entry.id for c in result.matches(self.thresholds.similar)]
+        verification = shown.verification if shown else None
         record = LookupRecord(
             scope=scope,
             decision=result.decision.value,
-            entry_id=best.entry.id if best else None,
-            score=best.score if best else None,
+            entry_id=shown.entry.id if shown else None,
+            score=shown.score if shown else None,
             tokens_saved=tokens_saved,
+            question=question,
+            verdict=verification.verdict.value if verification else None,
+            reason=verification.reason if verification else None,
+            probability=verification.probability if verification else None,
+            verified_by=verification.by if verification else None,
         )
-        await self.store.record_lookup(record, used_ids, usage, now)
+        lookup_id = await self.store.record_lookup(record, used_ids, usage, now)
         self._metrics.lookups.labels(decision=result.decision.value).inc()
         operation = "hit" if result.decision is Decision.DIRECT else "miss"
         self._metrics.cache_operations.labels(operation=operation, type="response").inc()
+        return lookup_id

@@ -14,6 +14,11 @@ class LookupRecord:
     entry_id: int | None
     score: float | None
     tokens_saved: int
+    question: str | None = None
+    verdict: str | None = None
+    reason: str | None = None
+    probability: float | None = None
+    verified_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,12 @@ import numpy as np
 from memory_guard.clock import Clock
 from memory_guard.embeddings.base import Vectors
 from memory_guard.errors import InvalidRequest, NotFound
+from memory_guard.hits.service import HitService
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 from memory_guard.memory.guard import Guard, GuardResult
 from memory_guard.memory.normalize import key_hash
 from memory_guard.memory.storage import EntryFilter, NewEntry
+from memory_guard.verify.judge import JudgementStore
 
 _KEY_LOCKS = 64
 
@@ -28,11 +30,15 @@ class Page:
 
 
 class MemoryService:
-    def __init__(self, guard: Guard, clock: Clock) -> None:
+    def __init__(
+        self, guard: Guard, clock: Clock, hits: HitService, judgements: JudgementStore | None = None
+    ) -> None:
         self.guard = guard
         self.store = guard.store
         self.index = guard.index
         self._clock = clock
+        self._hits = hits
+        self._judgements = judgements
         self._key_locks = [asyncio.Lock() for _ in range(_KEY_LOCKS)]
 
     @property
@@ -212,6 +218,25 @@ class MemoryService:
             "hit_rate": round(direct / decided, 4) if decided else 0.0,
             "llm_calls_avoided": direct,
             "tokens_saved": totals.tokens_saved,
+            "served": await self._hits.stats(tenant),
+            "judge": await self._judge_stats(tenant),
+        }
+
+    async def _judge_stats(self, tenant: str) -> dict[str, Any]:
+        """What the LLM judge cost: its verdicts kept stay counted after it is switched off."""
+        calls = prompt_tokens = completion_tokens = 0
+        if self._judgements is not None:
+            totals = await self._judgements.totals(tenant)
+            calls, prompt_tokens, completion_tokens = (
+                totals.calls,
+                totals.prompt_tokens,
+                totals.completion_tokens,
+            )
+        return {
+            "enabled": self.guard.judge is not None,
+            "calls": calls,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
         }
 
     # -- feedback --------------------------------------------------------------------------

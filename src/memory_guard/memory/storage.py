@@ -80,8 +80,8 @@ class MemoryStore(Protocol):
 
     async def record_lookup(
         self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
-    ) -> None:
-        """Log a decision and count the usage it implies, atomically."""
+    ) -> int:
+        """Log a decision and count the usage it implies, atomically; the log row's id."""
         ...
 
     async def lookup_totals(self, tenant: str) -> LookupTotals: ...

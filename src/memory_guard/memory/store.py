@@ -196,8 +196,8 @@ class SqliteMemoryStore:
 
     async def record_lookup(
         self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
-    ) -> None:
-        """Log a decision and count the usage it implies, in one transaction."""
+    ) -> int:
+        """Log a decision and count the usage it implies, in one transaction; the log row's id."""
         stamp = to_text(now)
         scope = record.scope
         async with self._db.transaction() as conn:
@@ -207,9 +207,10 @@ class SqliteMemoryStore:
                     f"WHERE id IN ({placeholders(used_ids)})",
                     (usage, stamp, *used_ids),
                 )
-            await conn.execute(
+            cursor = await conn.execute(
                 "INSERT INTO lookups (tenant, agent, project, phase, decision, entry_id, score, "
-                "tokens_saved, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tokens_saved, created_at, question, verdict, reason, probability, verified_by) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scope.tenant,
                     scope.agent,
@@ -220,8 +221,16 @@ class SqliteMemoryStore:
                     record.score,
                     record.tokens_saved,
                     stamp,
+                    record.question,
+                    record.verdict,
+                    record.reason,
+                    record.probability,
+                    record.verified_by,
                 ),
             )
+            lookup_id = cursor.lastrowid
+        assert lookup_id is not None
+        return lookup_id
 
     async def lookup_totals(self, tenant: str) -> LookupTotals:
         rows = await self._db.fetch_all(

@@ -1,0 +1,50 @@
+"""Served answers turned into a measured wrong-answer rate.
+
+Every `direct` answer is logged with its score and verdict. Client feedback on a served
+answer and staff reviews mark it right or wrong; the rate of wrong answers among the reviewed
+ones, with its Wilson 95% interval, is the figure that says whether the thresholds hold.
+Reviews are a sample chosen by people, not at random: the interval bounds the reviewed hits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from memory_guard.clock import Clock
+from memory_guard.errors import NotFound
+from memory_guard.hits.accuracy import wilson_interval
+from memory_guard.hits.storage import HitStore, Review, ServedHit
+
+
+class HitService:
+    def __init__(self, store: HitStore, clock: Clock) -> None:
+        self.store = store
+        self._clock = clock
+
+    async def review(self, tenant: str, lookup_id: int, correct: bool, by: str) -> None:
+        review: Review = "right" if correct else "wrong"
+        if not await self.store.review(tenant, lookup_id, review, by, self._clock()):
+            raise NotFound(f"no served answer {lookup_id}", code="served_hit_not_found")
+
+    async def list(
+        self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
+    ) -> tuple[list[ServedHit], int | None]:
+        items = await self.store.served_hits(tenant, review, limit + 1, before)
+        more = len(items) > limit
+        items = items[:limit]
+        return items, (items[-1].lookup_id if more and items else None)
+
+    async def stats(self, tenant: str) -> dict[str, Any]:
+        totals = await self.store.served_totals(tenant)
+        rate = totals.wrong / totals.reviewed if totals.reviewed else None
+        low, high = wilson_interval(totals.wrong, totals.reviewed)
+        return {
+            "total": totals.served,
+            "exact": totals.exact,
+            "verified": totals.served - totals.exact,
+            "by_verdict": totals.by_verdict,
+            "reviewed": totals.reviewed,
+            "wrong": totals.wrong,
+            "wrong_rate": None if rate is None else round(rate, 4),
+            "wrong_rate_ci95": [round(low, 4), round(high, 4)] if totals.reviewed else None,
+        }

@@ -1,0 +1,60 @@
+"""The seam of the served-hit log: every direct answer, its verdict, and what people said of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+Review = Literal["right", "wrong"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServedHit:
+    """One direct answer: the question asked, the entry served and why it was served."""
+
+    lookup_id: int
+    question: str | None
+    entry_id: int | None
+    score: float | None
+    verdict: str | None
+    reason: str | None
+    verified_by: str | None
+    review: Review | None
+    reviewed_by: str | None
+    created_at: str
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "lookup_id": self.lookup_id,
+            "question": self.question,
+            "entry_id": self.entry_id,
+            "score": None if self.score is None else round(self.score, 4),
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "verified_by": self.verified_by,
+            "review": self.review,
+            "reviewed_by": self.reviewed_by,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServedTotals:
+    served: int
+    exact: int
+    reviewed: int
+    wrong: int
+    by_verdict: dict[str, int]
+
+
+class HitStore(Protocol):
+    async def review(self, tenant: str, lookup_id: int, review: Review, by: str, now: datetime) -> bool:
+        """Record whether a served answer was right; False when no such served hit."""
+        ...
+
+    async def served_hits(
+        self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
+    ) -> list[ServedHit]: ...
+
+    async def served_totals(self, tenant: str) -> ServedTotals: ...

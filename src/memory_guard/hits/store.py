@@ -1,0 +1,73 @@
+"""All SQL of the served-hit log: the `direct` rows of the lookup log and their reviews."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from memory_guard.clock import to_text
+from memory_guard.db.database import Database
+from memory_guard.hits.storage import Review, ServedHit, ServedTotals
+
+_SERVED = "tenant = ? AND decision = 'direct'"
+
+
+class SqliteHitStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def review(self, tenant: str, lookup_id: int, review: Review, by: str, now: datetime) -> bool:
+        changed = await self._db.execute(
+            f"UPDATE lookups SET review = ?, reviewed_by = ?, reviewed_at = ? WHERE id = ? AND {_SERVED}",
+            (review, by, to_text(now), lookup_id, tenant),
+        )
+        return changed > 0
+
+    async def served_hits(
+        self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
+    ) -> list[ServedHit]:
+        where, params = [_SERVED], [tenant]
+        if review == "none":
+            where.append("review IS NULL")
+        elif review is not None:
+            where.append("review = ?")
+            params.append(review)
+        if before is not None:
+            where.append("id < ?")
+            params.append(str(before))
+        rows = await self._db.fetch_all(
+            "SELECT id, question, entry_id, score, verdict, reason, verified_by, review, reviewed_by, "
+            f"created_at FROM lookups WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            (*params, limit),
+        )
+        return [
+            ServedHit(
+                lookup_id=row["id"],
+                question=row["question"],
+                entry_id=row["entry_id"],
+                score=row["score"],
+                verdict=row["verdict"],
+                reason=row["reason"],
+                verified_by=row["verified_by"],
+                review=row["review"],
+                reviewed_by=row["reviewed_by"],
+                created_at=row["created_at"],
+            )
+            for row in rows
+        ]
+
+    async def served_totals(self, tenant: str) -> ServedTotals:
+        rows = await self._db.fetch_all(
+            "SELECT COALESCE(verdict, 'none') AS verdict, COUNT(*) AS n, "
+            "SUM(review IS NOT NULL) AS reviewed, SUM(review = 'wrong') AS wrong "
+            f"FROM lookups WHERE {_SERVED} GROUP BY verdict",
+            (tenant,),
+        )
+        by_verdict = {row["verdict"]: row["n"] for row in rows}
+        return ServedTotals(
+            served=sum(by_verdict.values()),
+            exact=by_verdict.get("exact", 0),
+            reviewed=sum(row["reviewed"] or 0 for row in rows),
+            wrong=sum(row["wrong"] or 0 for row in rows),
+            by_verdict=by_verdict,
+        )

@@ -1,0 +1,99 @@
+"""The comparison of a stored question with an incoming one, as checks and as numbers.
+
+`compare` runs every check once. `Comparison.conflict` is the first check that proves the
+questions differ (its reason is shown to staff); `Comparison.vector` feeds the learned pair
+classifier, in the order of `FEATURES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_guard.verify.intent import IntentCheck, compare_intent
+from memory_guard.verify.numbers import NumberCheck, compare_numbers
+from memory_guard.verify.polarity import PolarityCheck, compare_polarity
+from memory_guard.verify.terms import TermCheck, compare_terms
+from memory_guard.verify.text import Question
+
+FEATURES = (
+    "similarity",
+    "similarity_above_0_9",
+    "word_overlap",
+    "trigram_overlap",
+    "unshared_words",
+    "length_ratio",
+    "numbers_differ",
+    "numbers_one_sided",
+    "negation_differs",
+    "opposite_meaning",
+    "key_term_swapped",
+    "key_term_one_sided",
+    "intent_differs",
+    "intent_unknown",
+)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    similarity: float
+    stored: Question
+    incoming: Question
+    numbers: NumberCheck
+    polarity: PolarityCheck
+    terms: TermCheck
+    intent: IntentCheck
+
+    @property
+    def conflict(self) -> str:
+        """Why the two questions cannot share an answer; empty when no check proves it."""
+        if self.numbers.differ:
+            return self.numbers.reason
+        for reason in (self.polarity.reason, self.terms.reason, self.intent.reason):
+            if reason:
+                return reason
+        return ""
+
+    @property
+    def vector(self) -> npt.NDArray[np.float64]:
+        a, b = self.stored, self.incoming
+        unshared = len(a.content ^ b.content)
+        lengths = sorted((len(a.content) or 1, len(b.content) or 1))
+        return np.array(
+            [
+                self.similarity,
+                max(self.similarity - 0.9, 0.0),
+                _jaccard(a.content, b.content),
+                _jaccard(a.trigrams, b.trigrams),
+                min(unshared, 10) / 10,
+                lengths[0] / lengths[1],
+                float(self.numbers.differ and not self.numbers.one_sided),
+                float(self.numbers.one_sided),
+                float(self.polarity.negation_differs),
+                float(bool(self.polarity.opposite)),
+                float(self.terms.swapped),
+                float(self.terms.one_sided),
+                float(self.intent.differs),
+                float(not self.intent.stored or not self.intent.incoming),
+            ]
+        )
+
+
+def compare(stored: str, incoming: str, similarity: float) -> Comparison:
+    a, b = Question(stored), Question(incoming)
+    return Comparison(
+        similarity=similarity,
+        stored=a,
+        incoming=b,
+        numbers=compare_numbers(stored, incoming),
+        polarity=compare_polarity(a, b),
+        terms=compare_terms(a, b),
+        intent=compare_intent(a, b),
+    )

@@ -1,0 +1,117 @@
+"""The optional LLM judge: a cheap model asked whether a stored answer serves a new question.
+
+Only the candidates the offline verifier is unsure of reach it. Its verdicts are cached per
+(entry text, normalized question), so each pair costs one call at most; an edited entry has
+another key and is judged anew. A reply that is not a clear YES or NO, or a failed call,
+gives no verdict: the candidate stays unsure and is never served on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+
+from memory_guard.agent.llm import ChatMessage, ChatModel, TextDelta, TurnEnd
+from memory_guard.clock import Clock
+from memory_guard.errors import UpstreamError
+from memory_guard.memory.normalize import normalize_question
+from memory_guard.verify.judge import Judgement, JudgementStore, StoredAnswer
+from memory_guard.verify.verifier import Verdict, Verification
+
+logger = logging.getLogger(__name__)
+
+MAX_ANSWER_CHARS = 1500
+MAX_REASON_CHARS = 120
+
+SYSTEM_PROMPT = (
+    "You decide whether a stored answer can be served unchanged for a new question. "
+    "Different numbers, entities, negation, scope or kind of question mean NO. "
+    'Reply exactly "YES" or "NO", then a reason of at most 12 words.'
+)
+
+# "YES", "Yes: same question", "NO - another year"; not "NOT SURE" nor "Yesterday".
+_VERDICT = re.compile(r"^\s*(yes|no)\b[\s:.,;!\-–—]*(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def entry_key(stored: StoredAnswer) -> str:
+    return _sha256(f"{stored.question}\x1f{stored.answer}")
+
+
+def question_key(question: str) -> str:
+    return _sha256(normalize_question(question))
+
+
+def prompt(stored: StoredAnswer, question: str) -> list[ChatMessage]:
+    user = (
+        f"Stored question: {stored.question}\n"
+        f"Stored answer: {stored.answer[:MAX_ANSWER_CHARS]}\n"
+        f"New question: {question}"
+    )
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def parse(text: str) -> tuple[bool, str] | None:
+    """(serves, reason) from the judge's reply, or None when it is neither YES nor NO."""
+    match = _VERDICT.match(text)
+    if match is None:
+        return None
+    reason = " ".join(match.group(2).split())[:MAX_REASON_CHARS]
+    return match.group(1).lower() == "yes", reason
+
+
+def verification_of(judgement: Judgement) -> Verification:
+    verdict = Verdict.ACCEPT if judgement.serves else Verdict.REJECT
+    return Verification(verdict, f"judge: {judgement.reason or 'no reason given'}", None, by="judge")
+
+
+class LlmJudge:
+    def __init__(self, chat_model: ChatModel, store: JudgementStore, clock: Clock) -> None:
+        self._chat_model = chat_model
+        self._store = store
+        self._clock = clock
+
+    async def judge(
+        self, tenant: str, stored: StoredAnswer, question: str, *, call: bool
+    ) -> Verification | None:
+        keys = (tenant, stored.id, entry_key(stored), question_key(question))
+        cached = await self._store.get(*keys)
+        if cached is not None:
+            return verification_of(cached)
+        if not call:
+            return None
+        judgement = await self._ask(stored, question)
+        if judgement is None:
+            return None
+        await self._store.put(*keys, judgement, self._clock())
+        return verification_of(judgement)
+
+    async def _ask(self, stored: StoredAnswer, question: str) -> Judgement | None:
+        pieces: list[str] = []
+        end: TurnEnd | None = None
+        try:
+            async for item in self._chat_model.stream(prompt(stored, question), tools=[]):
+                if isinstance(item, TextDelta):
+                    pieces.append(item.text)
+                elif isinstance(item, TurnEnd):
+                    end = item
+        except UpstreamError as exc:
+            logger.warning("the LLM judge failed on entry %d: %s", stored.id, exc.message)
+            return None
+        text = "".join(pieces)
+        parsed = parse(text)
+        if parsed is None:
+            logger.warning("the LLM judge gave no YES or NO on entry %d: %r", stored.id, text[:80])
+            return None
+        serves, reason = parsed
+        return Judgement(
+            serves=serves,
+            reason=reason,
+            model=self._chat_model.model,
+            prompt_tokens=end.prompt_tokens if end else 0,
+            completion_tokens=end.completion_tokens if end else 0,
+        )

@@ -1,0 +1,242 @@
+"""The optional LLM judge: its verdicts, their cache, its cost in the stats, and the guard using it.
+
+The judge talks to the real OpenAI client against FakeUpstream and keeps its verdicts in a real
+SQLite file. The app tests swap in `UnsureVerifier`: with the test embedder the checks alone
+never say unsure, and only unsure candidates reach the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memory_guard.agent.openai_chat import OpenAIChatModel
+from memory_guard.api.app import create_app
+from memory_guard.clock import utc_now
+from memory_guard.db.database import Database
+from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.verify.judge import JudgeTotals
+from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.llm_judge import MAX_ANSWER_CHARS, SYSTEM_PROMPT, LlmJudge
+from memory_guard.verify.verifier import Verdict
+from tests.conftest import make_settings
+from tests.fakes import UnsureVerifier
+from tests.server import chat
+from tests.serving import ThreadedServer
+from tests.upstream import FakeUpstream, Reply
+
+QUESTION = "Quelle est la durée de la garantie de parfait achèvement pour un chantier de VRD ?"
+ANSWER = "La garantie de parfait achèvement dure un an à compter de la réception des travaux."
+# Scores 0.97 against QUESTION with the hashing embedder, and the checks find no difference.
+NEAR = "Quelle est la durée de la garantie de parfait achèvement sur un chantier de VRD ?"
+
+
+@dataclass(frozen=True)
+class Stored:
+    id: int
+    question: str
+    answer: str
+
+
+ENTRY = Stored(7, QUESTION, ANSWER)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteJudgementStore]:
+    db = await Database.open(tmp_path / "judge.db")
+    yield SqliteJudgementStore(db)
+    await db.close()
+
+
+@pytest.fixture
+async def judge(fresh_upstream: FakeUpstream, store: SqliteJudgementStore) -> AsyncIterator[LlmJudge]:
+    model = OpenAIChatModel(
+        base_url=fresh_upstream.base_url,
+        api_key="sk-test",
+        model="judge-model",
+        max_tokens=16,
+        timeout_s=0.5,
+        max_retries=0,
+        referer="http://test",
+        title="test",
+    )
+    yield LlmJudge(model, store, utc_now)
+    await model.aclose()
+
+
+# -- the judge on its own ------------------------------------------------------------------
+
+
+async def test_yes_accepts_and_is_asked_once_per_pair(
+    judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
+) -> None:
+    fresh_upstream.push(Reply(text="YES: same question, other wording", usage=(80, 4)))
+
+    first = await judge.judge("acme", ENTRY, NEAR, call=True)
+    # Case, accents and the closing mark do not make another question.
+    again = await judge.judge("acme", ENTRY, NEAR.upper().rstrip(" ?"), call=True)
+    looked_up = await judge.judge("acme", ENTRY, NEAR, call=False)
+
+    assert first is not None
+    assert (first.verdict, first.by, first.probability) == (Verdict.ACCEPT, "judge", None)
+    assert first.reason == "judge: same question, other wording"
+    assert again == first and looked_up == first
+    assert fresh_upstream.calls == 1
+    assert await store.totals("acme") == JudgeTotals(calls=1, prompt_tokens=80, completion_tokens=4)
+    assert await store.totals("globex") == JudgeTotals(0, 0, 0)
+
+
+async def test_no_rejects(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="NO - another kind of works"))
+
+    verdict = await judge.judge("acme", ENTRY, NEAR, call=True)
+
+    assert verdict is not None
+    assert (verdict.verdict, verdict.by, verdict.reason) == (
+        Verdict.REJECT,
+        "judge",
+        "judge: another kind of works",
+    )
+
+
+async def test_staff_lookup_never_calls(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
+    assert await judge.judge("acme", ENTRY, NEAR, call=False) is None
+    assert fresh_upstream.calls == 0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(text="Probably, it depends on the contract"),
+        Reply(text="Yesterday's answer still holds"),
+        Reply(status=500),
+        Reply(text="YES", delay_s=1.5),  # past the judge's timeout
+    ],
+    ids=["unclear", "not-a-word-yes", "http-500", "timeout"],
+)
+async def test_no_clear_verdict_leaves_it_unsure_and_uncached(
+    reply: Reply, judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
+) -> None:
+    fresh_upstream.push(reply, Reply(text="NO"))
+
+    assert await judge.judge("acme", ENTRY, NEAR, call=True) is None
+    assert await store.totals("acme") == JudgeTotals(0, 0, 0)
+    retried = await judge.judge("acme", ENTRY, NEAR, call=True)
+    assert retried is not None and retried.verdict is Verdict.REJECT
+
+
+async def test_an_edited_entry_is_judged_anew(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="YES"), Reply(text="NO, the duration changed"))
+    first = await judge.judge("acme", ENTRY, NEAR, call=True)
+
+    edited = Stored(ENTRY.id, QUESTION, "La garantie dure deux ans.")
+    second = await judge.judge("acme", edited, NEAR, call=True)
+
+    assert first is not None and first.verdict is Verdict.ACCEPT
+    assert second is not None and second.verdict is Verdict.REJECT
+    assert fresh_upstream.calls == 2
+
+
+async def test_the_prompt_is_short_and_strict(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
+    long_answer = "a" * MAX_ANSWER_CHARS + "TAIL"
+    fresh_upstream.push(Reply(text="YES"))
+
+    await judge.judge("acme", Stored(1, QUESTION, long_answer), NEAR, call=True)
+
+    body = fresh_upstream.requests[0].body
+    assert body["model"] == "judge-model" and body["max_tokens"] == 16
+    assert "tools" not in body
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": SYSTEM_PROMPT}
+    assert '"YES" or "NO"' in system["content"]
+    assert QUESTION in user["content"] and NEAR in user["content"]
+    assert "a" * MAX_ANSWER_CHARS in user["content"] and "TAIL" not in user["content"]
+
+
+# -- the judge in the service ------------------------------------------------------------------
+
+
+@contextmanager
+def unsure_app(tmp_path: Path, upstream: FakeUpstream, **overrides: Any) -> Iterator[str]:
+    """The real app, its offline verifier unsure of every candidate; yields its base URL."""
+    settings = make_settings(tmp_path, upstream, memory_judge_model="judge-model", **overrides)
+    app = create_app(settings, embedder=HashingEmbedder())
+    server = ThreadedServer(app, lifespan="on")
+    server.start(timeout_s=60)
+    try:
+        app.state.services.memory.guard.verifier = UnsureVerifier()
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.stop()
+
+
+@contextmanager
+def clients(base_url: str) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    with (
+        httpx.Client(base_url=base_url, headers={"Authorization": "Bearer ka"}, timeout=10) as client,
+        httpx.Client(base_url=base_url, headers={"Authorization": "Bearer sa"}, timeout=10) as staff,
+    ):
+        staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER}).raise_for_status()
+        yield client, staff
+
+
+def staff_lookup(staff: httpx.Client) -> dict[str, Any]:
+    found: dict[str, Any] = staff.post("/staff/memory/lookup", json={"question": NEAR}).json()
+    return found
+
+
+def test_judge_yes_serves_direct_once_asked(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="YES same question", usage=(90, 3)))
+    with unsure_app(tmp_path, fresh_upstream, memory_judge_enabled=True) as url, clients(url) as (c, staff):
+        assert staff_lookup(staff)["decision"] == "assisted", "staff lookup must not ask the judge"
+        assert fresh_upstream.calls == 0
+
+        first, second = chat(c, message=NEAR), chat(c, message=NEAR)
+
+        assert first.kinds == ["cached_response", "done"] and first.done["decision"] == "direct"
+        assert second.done["decision"] == "direct"
+        assert fresh_upstream.calls == 1, "the verdict is cached per (entry, question)"
+        judged = fresh_upstream.requests[0].body
+        assert judged["model"] == "judge-model" and judged["max_tokens"] == 16
+        found = staff_lookup(staff)
+        assert found["decision"] == "direct"
+        assert found["candidates"][0]["by"] == "judge"
+        assert found["candidates"][0]["verdict"] == "accept"
+        hits = staff.get("/staff/memory/hits").json()["items"]
+        assert [h["verified_by"] for h in hits] == ["judge", "judge"]
+        stats = staff.get("/staff/memory/stats").json()
+        assert stats["judge"] == {"enabled": True, "calls": 1, "prompt_tokens": 90, "completion_tokens": 3}
+
+
+def test_judge_no_keeps_the_llm_answering(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="NO, not the same scope"), Reply(text="Un an."))
+    with unsure_app(tmp_path, fresh_upstream, memory_judge_enabled=True) as url, clients(url) as (c, staff):
+        reply = chat(c, message=NEAR)
+
+        assert reply.done["decision"] == "assisted"
+        assert reply.text == "Un an."
+        assert [r.body["model"] for r in fresh_upstream.requests] == ["judge-model", "test-model"]
+        # The answer just learned would match exactly; without it the cached verdict shows.
+        staff.delete(f"/staff/memory/{reply.done['learned_entry_id']}").raise_for_status()
+        candidate = staff_lookup(staff)["candidates"][0]
+        assert (candidate["verdict"], candidate["by"]) == ("reject", "judge")
+        assert candidate["reason"] == "judge: not the same scope"
+
+
+def test_judge_off_by_default_is_never_asked(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    fresh_upstream.push(Reply(text="Un an."))
+    with unsure_app(tmp_path, fresh_upstream) as url, clients(url) as (c, staff):
+        candidate = staff_lookup(staff)["candidates"][0]
+        reply = chat(c, message=NEAR)
+
+        assert (candidate["verdict"], candidate["by"]) == ("unsure", "offline")
+        assert reply.done["decision"] == "assisted"
+        assert [r.body["model"] for r in fresh_upstream.requests] == ["test-model"]
+        stats = staff.get("/staff/memory/stats").json()
+        assert stats["judge"] == {"enabled": False, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
