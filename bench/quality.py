@@ -14,7 +14,7 @@ Reported per data set (and for pairs_dev per kind and per language):
   * the median score of same vs different pairs, and a sweep of the direct threshold.
 
 Run:  python bench/quality.py [--qqp-limit N] [--full] [--direct T] [--similar T]
-                               [--verifier offline|off] [--verified-direct T]
+                               [--verifier offline|off] [--accept P] [--verified-direct T]
                                [--provider P] [--model M] [--seed S] [--data-dir DIR]
 """
 
@@ -27,14 +27,13 @@ import json
 import random
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
-from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
@@ -43,6 +42,7 @@ for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
 
 from training.splits import half_of  # noqa: E402
 
+from bench.pairs import BATCH_SIZE, compare_pairs, score_pairs  # noqa: E402
 from bench.quality_report import pct, print_report  # noqa: E402
 from bench.quality_stats import (  # noqa: E402
     Pair,
@@ -53,60 +53,17 @@ from bench.quality_stats import (  # noqa: E402
 )
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
-from memory_guard.memory.normalize import normalize_question  # noqa: E402
 from memory_guard.services import policy_of, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 from memory_guard.verify.policy import ServePolicy  # noqa: E402
 from memory_guard.verify.verifier import OfflineVerifier  # noqa: E402
 
-BATCH_SIZE = 64
 QQP_FILE = "qqp_pairs.jsonl.gz"
 MOCK_FILE = "paraphrases_mock.jsonl"
 DEV_FILE = "pairs_dev.jsonl"
 HOLDOUT_FILE = ROOT / "bench" / "data" / "pairs_holdout.jsonl"
+AUDIT_FILE = ROOT / "bench" / "data" / "qqp_audit.jsonl"
 DEFAULT_QQP_LIMIT = 10_000
-
-
-def exact_match(a: str, b: str) -> bool:
-    """The guard's first lookup step: equal normalized questions."""
-    return normalize_question(a) == normalize_question(b)
-
-
-async def embed_unique(
-    texts: Iterable[str], embedder: Embedder, batch_size: int = BATCH_SIZE, progress: bool = True
-) -> dict[str, npt.NDArray[np.float32]]:
-    """Embed each distinct text once, in batches; return text -> unit vector.
-
-    Texts go by increasing length so that a batch pads its short texts little.
-    """
-    unique = sorted(dict.fromkeys(texts), key=len)
-    vectors: dict[str, npt.NDArray[np.float32]] = {}
-    if not unique:
-        return vectors
-    with tqdm(total=len(unique), desc="embedding", unit="text", file=sys.stderr, disable=not progress) as bar:
-        for start in range(0, len(unique), batch_size):
-            batch = unique[start : start + batch_size]
-            rows = await embedder.embed(batch)
-            if rows.shape[0] != len(batch):
-                raise RuntimeError(f"embedder returned {rows.shape[0]} rows for {len(batch)} texts")
-            for text, row in zip(batch, rows, strict=True):
-                vectors[text] = row
-            bar.update(len(batch))
-    return vectors
-
-
-async def score_pairs(
-    pairs: Sequence[Pair], embedder: Embedder, batch_size: int = BATCH_SIZE, progress: bool = True
-) -> tuple[Scores, npt.NDArray[np.bool_]]:
-    """Score every pair as the guard would; return (scores, was-exact-match)."""
-    exact = np.array([exact_match(p.a, p.b) for p in pairs], dtype=np.bool_)
-    to_embed = (text for p, is_exact in zip(pairs, exact, strict=True) if not is_exact for text in (p.a, p.b))
-    vectors = await embed_unique(to_embed, embedder, batch_size, progress)
-    scores = np.ones(len(pairs), dtype=np.float64)
-    for i, (pair, is_exact) in enumerate(zip(pairs, exact, strict=True)):
-        if not is_exact:
-            scores[i] = float(np.dot(vectors[pair.a], vectors[pair.b]))
-    return scores, exact
 
 
 # --------------------------------------------------------------------------- data
@@ -162,6 +119,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="embedding model (default: Settings)")
     parser.add_argument("--verifier", choices=["offline", "off"], default=None, help="hit verifier")
     parser.add_argument(
+        "--accept", type=float, default=None, help="classifier yes cut-off (default: Settings)"
+    )
+    parser.add_argument(
         "--verified-direct",
         type=float,
         default=None,
@@ -190,6 +150,8 @@ def build_settings(args: argparse.Namespace) -> Settings:
         overrides["embedding_model"] = args.model
     if args.verifier is not None:
         overrides["memory_verifier"] = args.verifier
+    if args.accept is not None:
+        overrides["memory_verifier_accept"] = args.accept
     if args.verified_direct is not None:
         overrides["memory_verified_direct_threshold"] = args.verified_direct
     return Settings(**overrides)
@@ -223,10 +185,12 @@ async def run(args: argparse.Namespace) -> int:
         scores, exact = await score_pairs(all_pairs, embedder, BATCH_SIZE, progress=not args.no_progress)
         model_id = embedder.model_id
         verifier = verifier_of(settings, embedder)
+        embedded = time.perf_counter()
+        served, timings = await verify_pairs(
+            all_pairs, scores, exact, embedder, verifier, policy_of(settings), similar
+        )
     finally:
         await embedder.aclose()
-    embedded = time.perf_counter()
-    served, timings = verify_pairs(all_pairs, scores, exact, verifier, policy_of(settings), similar)
 
     n_texts = len({t for p, e in zip(all_pairs, exact, strict=True) if not e for t in (p.a, p.b)})
     qqp_same = sum(p.same for p in qqp)
@@ -277,10 +241,10 @@ async def run(args: argparse.Namespace) -> int:
     print()
     if s.n_direct:
         print(
-            f"QQP direct precision: {s.same_direct:,}/{s.n_direct:,} = {pct(s.direct_precision).strip()} "
-            f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%), labels counted as given; QQP labels "
-            "carry a few % noise, so this is a lower bound of the real precision."
+            f"QQP direct precision, labels as given: {s.same_direct:,}/{s.n_direct:,} = "
+            f"{pct(s.direct_precision).strip()} (Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%)"
         )
+        print_audited_precision(qqp, served[: len(qqp)])
     else:
         print("QQP direct precision: no direct answers.")
     if timings.size:
@@ -297,29 +261,59 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def verify_pairs(
+def print_audited_precision(qqp: Sequence[Pair], served: npt.NDArray[np.bool_]) -> None:
+    """Precision once the QQP labels of the served "different" pairs are read by a person.
+
+    QQP's labels are a few % noisy ("How do I get in Harvard?" / "How do I get into
+    Harvard?" is labelled different). `bench/data/qqp_audit.jsonl` records, for each pair we
+    served against its label, whether the stored answer really serves the question. A served
+    pair missing from the audit counts as wrong.
+    """
+    audit = {}
+    if AUDIT_FILE.is_file():
+        for line in AUDIT_FILE.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            audit[(row["a"], row["b"])] = bool(row["serves"])
+    against = [p for p, hit in zip(qqp, served, strict=True) if hit and not p.same]
+    right = int(sum(p.same for p, hit in zip(qqp, served, strict=True) if hit))
+    relabelled = sum(audit.get((p.a, p.b), False) for p in against)
+    unaudited = sum((p.a, p.b) not in audit for p in against)
+    n, good = right + len(against), right + relabelled
+    low, high = wilson_interval(good, n)
+    print(
+        f"QQP direct precision, audited: {good:,}/{n:,} = {100 * good / n:.1f}% "
+        f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%); of the {len(against)} served pairs labelled "
+        f"different, {relabelled} are label errors per {AUDIT_FILE.name}, {unaudited} not audited "
+        "(counted wrong)"
+    )
+
+
+async def verify_pairs(
     pairs: Sequence[Pair],
     scores: Scores,
     exact: npt.NDArray[np.bool_],
+    embedder: Embedder,
     verifier: OfflineVerifier | None,
     policy: ServePolicy,
     similar: float,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
-    """Which pairs the guard serves direct, and the verifier's time per candidate (seconds)."""
-    served = np.zeros(len(pairs), dtype=np.bool_)
+    """Which pairs the guard serves direct, and the verifier's time per candidate (seconds).
+
+    The leftover words are embedded in batches first, as `compare_pairs` does; the time per
+    candidate is the checks and the classifier (`bench/latency.py` measures the whole path).
+    """
+    served = exact.copy()
     timings: list[float] = []
-    for i, (pair, score, is_exact) in enumerate(zip(pairs, scores, exact, strict=True)):
-        if is_exact:
-            served[i] = True
-        elif score < similar:
-            continue
-        elif verifier is None:
-            served[i] = score >= policy.direct
-        else:
-            started = time.perf_counter()
-            verification = verifier.verify(pair.a, pair.b, float(score))
-            timings.append(time.perf_counter() - started)
-            served[i] = policy.serves(float(score), verification)
+    if verifier is None:
+        return served | (scores >= policy.direct), np.array(timings)
+    floor = min(policy.direct, policy.verified_direct)
+    todo = [i for i in range(len(pairs)) if not exact[i] and scores[i] >= max(similar, floor)]
+    compared = await compare_pairs([pairs[i] for i in todo], scores[todo], embedder)
+    for i, item in zip(todo, compared, strict=True):
+        started = time.perf_counter()
+        verification = verifier.verify(item.pair.a, item.pair.b, float(scores[i]), item.residual)
+        timings.append(time.perf_counter() - started)
+        served[i] = policy.serves(float(scores[i]), verification)
     return served, np.array(timings)
 
 

@@ -16,7 +16,6 @@ Decision = Literal["direct", "assisted", "miss"]
 Scores = npt.NDArray[np.float64]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Pair:
     a: str  # the stored question

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.errors import UpstreamError
+from memory_guard.verify.features import Comparison
 from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict, Verification
 
 
@@ -76,8 +77,8 @@ class UnsureVerifier(OfflineVerifier):
     def __init__(self) -> None:
         super().__init__(None, Cutoffs(accept=0.5, reject=0.2))
 
-    def verify(self, stored: str, incoming: str, similarity: float) -> Verification:
-        checked = super().verify(stored, incoming, similarity)
+    def decide(self, comparison: Comparison, residual: float | None = None) -> Verification:
+        checked = super().decide(comparison, residual)
         if checked.verdict is Verdict.REJECT:
             return checked
         return Verification(Verdict.UNSURE, "unsure (test)", 0.35)

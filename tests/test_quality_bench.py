@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
+from bench import pairs as bench_pairs
 from bench import quality
 from bench import quality_stats as stats
 
@@ -100,7 +101,7 @@ async def test_exact_normalized_match_scores_one_without_embedding() -> None:
         stats.Pair(a="Qu'est-ce que le DOE ?", b="qu’est-ce que le doe", same=True),
         stats.Pair(a="Délai de paiement ?", b="DELAI   de paiement!", same=True),
     ]
-    scores, exact = await quality.score_pairs(pairs, RaisingEmbedder(), progress=False)
+    scores, exact = await bench_pairs.score_pairs(pairs, RaisingEmbedder(), progress=False)
     assert scores.tolist() == [1.0, 1.0]
     assert exact.tolist() == [True, True]
 
@@ -112,7 +113,7 @@ async def test_other_pairs_use_cosine_and_embed_each_text_once() -> None:
         stats.Pair(a="x", b="z", same=True),
         stats.Pair(a="X!", b="x", same=True),  # exact after normalization: not embedded
     ]
-    scores, exact = await quality.score_pairs(pairs, embedder, batch_size=2, progress=False)
+    scores, exact = await bench_pairs.score_pairs(pairs, embedder, batch_size=2, progress=False)
     assert scores == pytest.approx([0.0, 2**-0.5, 1.0], abs=1e-6)
     assert exact.tolist() == [False, False, True]
     assert embedder.calls == [["x", "y"], ["z"]]

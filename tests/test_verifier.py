@@ -180,3 +180,52 @@ def test_reason_names_what_differs_for_staff() -> None:
         "probability": 0.0,
         "by": "offline",
     }
+
+
+@pytest.mark.parametrize(
+    ("stored", "incoming", "words"),
+    [
+        ("How do you convert ethane to ethene?", "How do you convert ethene to ethane?", "ethane … ethene"),
+        (
+            "Mon script marche en local mais pas sur le serveur",
+            "Mon script marche sur le serveur mais pas en local",
+            "local … serveur",
+        ),
+        (
+            "Comment migrer de MySQL vers PostgreSQL ?",
+            "Comment migrer de PostgreSQL vers MySQL ?",
+            "mysql … postgresql",
+        ),
+    ],
+)
+def test_words_that_traded_places_reject(stored: str, incoming: str, words: str) -> None:
+    first, second = words.split(" … ")
+    assert verdict(stored, incoming) == (
+        Verdict.REJECT,
+        f"word order differs: {first} … {second} vs {second} … {first}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Quelle est la différence entre un BPU et un DQE ?",
+            "Quelle est la différence entre un DQE et un BPU ?",
+        ),
+        ("Difference between speed and velocity?", "Difference between velocity and speed?"),
+    ],
+)
+def test_order_of_words_joined_by_and_does_not_matter(a: str, b: str) -> None:
+    assert compare(a, b, 0.99).conflict == ""
+
+
+def test_decades_and_single_letter_names_count() -> None:
+    assert verdict("Life in your forties?", "Life in your fifties?") == (
+        Verdict.REJECT,
+        "numbers differ: forties vs fifties",
+    )
+    assert verdict("Quelle est la note du lot A ?", "Quelle est la note du lot B ?") == (
+        Verdict.REJECT,
+        "key term differs: a vs b",
+    )

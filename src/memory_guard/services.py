@@ -67,7 +67,7 @@ def verifier_of(settings: Settings, embedder: Embedder) -> OfflineVerifier | Non
             "no pair classifier was trained for %s: the verifier runs its checks only", embedder.model_id
         )
     cutoffs = Cutoffs(accept=settings.memory_verifier_accept, reject=settings.memory_verifier_reject)
-    return OfflineVerifier(model, cutoffs)
+    return OfflineVerifier(model, cutoffs, embedder)
 
 
 def policy_of(settings: Settings) -> ServePolicy:

@@ -78,18 +78,19 @@ class Settings(BaseSettings):
         "score alone decides (not recommended).",
     )
     memory_verified_direct_threshold: float = Field(
-        default=0.90,
+        default=0.95,
         ge=0.0,
         le=1.0,
         description="Lowest score served directly when the verifier is confident (classifier probability "
         ">= MEMORY_VERIFIER_CONFIDENT, or the LLM judge said yes); at or above MEMORY_DIRECT_THRESHOLD "
-        "a plain yes is enough.",
+        "a plain yes is enough. The default keeps 0.95 for every direct answer; lower it (0.90, say) "
+        "with the LLM judge on.",
     )
     memory_verifier_accept: float = Field(
-        default=0.5, ge=0.0, le=1.0, description="Classifier probability from which the verifier says yes."
+        default=0.7, ge=0.0, le=1.0, description="Classifier probability from which the verifier says yes."
     )
     memory_verifier_confident: float = Field(
-        default=0.9, ge=0.0, le=1.0, description="Classifier probability from which a yes is confident."
+        default=0.95, ge=0.0, le=1.0, description="Classifier probability from which a yes is confident."
     )
     memory_verifier_reject: float = Field(
         default=0.2,

@@ -114,29 +114,39 @@ class Guard:
                     return GuardResult(Decision.DIRECT, candidates, served=candidate)
         return GuardResult(Decision.ASSISTED, candidates)
 
-    def _verify(self, entry: Entry, question: str, score: float) -> Verification | None:
+    async def _verified(self, question: str, candidates: list[Candidate], everyone: bool) -> list[Candidate]:
+        """The candidates with the verifier's verdicts: on all of them for staff (`everyone`), else
+        only on those whose score could be served (the others need no verdict)."""
         if self.verifier is None:
-            return None
-        return self.verifier.verify(entry.question, question, score)
+            return candidates
+        floor = min(self.policy.direct, self.policy.verified_direct)
+        chosen = [c for c in candidates if everyone or c.score >= floor]
+        if not chosen:
+            return candidates
+        verdicts = await self.verifier.verify_many(question, [(c.entry.question, c.score) for c in chosen])
+        by_id = {c.entry.id: v for c, v in zip(chosen, verdicts, strict=True)}
+        return [Candidate(c.entry, c.score, verification=by_id.get(c.entry.id)) for c in candidates]
 
     async def _judged(
         self, tenant: str, question: str, candidates: list[Candidate], call: bool
     ) -> list[Candidate]:
-        """Ask the LLM judge about the unsure candidates that a yes would serve."""
+        """Ask the LLM judge about the unsure candidates that a yes would serve, best score first,
+        until one candidate serves (the decision takes the first that does)."""
         if self.judge is None:
             return candidates
-        judged = []
-        for candidate in candidates:
+        judged = list(candidates)
+        floor = min(self.policy.verified_direct, self.policy.direct)
+        for i, candidate in enumerate(candidates):
+            if candidate.score >= self.thresholds.similar and self._serves(candidate):
+                break
             verification = candidate.verification
-            if (
-                verification is not None
-                and verification.verdict is Verdict.UNSURE
-                and candidate.score >= min(self.policy.verified_direct, self.policy.direct)
-            ):
-                verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
-                if verdict is not None:
-                    candidate = Candidate(candidate.entry, candidate.score, verification=verdict)
-            judged.append(candidate)
+            if verification is None or verification.verdict is not Verdict.UNSURE or candidate.score < floor:
+                continue
+            verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
+            if verdict is not None:
+                judged[i] = Candidate(candidate.entry, candidate.score, verification=verdict)
+                if self._serves(judged[i]):
+                    break
         return judged
 
     async def inspect(
@@ -184,11 +194,12 @@ class Guard:
         found = self.index.search(scope, vector, k, now.timestamp())
         entries = await self.store.get_many(scope.tenant, [hit.entry_id for hit in found.hits])
         candidates = [
-            Candidate(entry, hit.score, verification=self._verify(entry, question, hit.score))
+            Candidate(entry, hit.score)
             for hit in found.hits
             if (entry := entries.get(hit.entry_id)) is not None
             and entry.servable(now, self.thresholds.max_age)
         ]
+        candidates = await self._verified(question, candidates, everyone=not judge_calls)
         if allow_direct:
             candidates = await self._judged(scope.tenant, question, candidates, judge_calls)
         result = self._decide(candidates, allow_direct)

@@ -3,6 +3,10 @@
 `compare` runs every check once. `Comparison.conflict` is the first check that proves the
 questions differ (its reason is shown to staff); `Comparison.vector` feeds the learned pair
 classifier, in the order of `FEATURES`.
+
+The residual similarity compares what is left of each question once the words they share are
+taken out ("planning" vs "budget", "tarif" vs "prix"): synonyms stay close, another subject
+does not. It needs the embedding of those leftovers, which the caller provides.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import numpy.typing as npt
 
 from memory_guard.verify.intent import IntentCheck, compare_intent
 from memory_guard.verify.numbers import NumberCheck, compare_numbers
+from memory_guard.verify.order import OrderCheck, compare_order
 from memory_guard.verify.polarity import PolarityCheck, compare_polarity
 from memory_guard.verify.terms import TermCheck, compare_terms
-from memory_guard.verify.text import Question
+from memory_guard.verify.text import STOP_WORDS, Question, stem
 
 FEATURES = (
     "similarity",
@@ -33,7 +38,16 @@ FEATURES = (
     "key_term_one_sided",
     "intent_differs",
     "intent_unknown",
+    "residual_similarity",
+    "leftover_sides",
+    "leftover_stored",
+    "leftover_incoming",
 )
+
+
+def leftover(question: Question, other: Question) -> str:
+    """The meaningful words of `question` that `other` does not share."""
+    return " ".join(w for w in question.words if w not in STOP_WORDS and stem(w) not in other.content)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -50,20 +64,28 @@ class Comparison:
     polarity: PolarityCheck
     terms: TermCheck
     intent: IntentCheck
+    order: OrderCheck
+    leftovers: tuple[str, str]
 
     @property
     def conflict(self) -> str:
         """Why the two questions cannot share an answer; empty when no check proves it."""
         if self.numbers.differ:
             return self.numbers.reason
-        for reason in (self.polarity.reason, self.terms.reason, self.intent.reason):
+        for reason in (self.polarity.reason, self.terms.reason, self.intent.reason, self.order.reason):
             if reason:
                 return reason
         return ""
 
     @property
-    def vector(self) -> npt.NDArray[np.float64]:
+    def needs_residual(self) -> bool:
+        """Whether the residual similarity means something: both questions keep words of their own."""
+        return all(self.leftovers)
+
+    def vector(self, residual: float | None = None) -> npt.NDArray[np.float64]:
+        """The features; `residual` is the cosine of the two leftovers' embeddings, when both exist."""
         a, b = self.stored, self.incoming
+        left_a, left_b = self.leftovers
         unshared = len(a.content ^ b.content)
         lengths = sorted((len(a.content) or 1, len(b.content) or 1))
         return np.array(
@@ -82,6 +104,10 @@ class Comparison:
                 float(self.terms.one_sided),
                 float(self.intent.differs),
                 float(not self.intent.stored or not self.intent.incoming),
+                1.0 if residual is None else residual,
+                float(bool(left_a)) + float(bool(left_b)),
+                min(len(left_a.split()), 5) / 5,
+                min(len(left_b.split()), 5) / 5,
             ]
         )
 
@@ -96,4 +122,6 @@ def compare(stored: str, incoming: str, similarity: float) -> Comparison:
         polarity=compare_polarity(a, b),
         terms=compare_terms(a, b),
         intent=compare_intent(a, b),
+        order=compare_order(a, b),
+        leftovers=(leftover(a, b), leftover(b, a)),
     )

@@ -1,7 +1,8 @@
-"""The learned pair classifier: a logistic regression over `features.FEATURES`.
+"""The learned pair classifier over `features.FEATURES`: a small neural network or a logistic
+regression, on standardized features.
 
 Its parameters ship as `pair_model.json`, one set per embedding model, because the
-similarity feature means something else for each model. `training/train_verifier.py`
+similarity features mean something else for each model. `training/train_verifier.py`
 writes that file; nothing here trains.
 """
 
@@ -20,41 +21,66 @@ import numpy.typing as npt
 from memory_guard.verify.features import FEATURES
 
 MODEL_FILE = "pair_model.json"
+Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
 class PairModel:
     embedding_model: str
-    weights: npt.NDArray[np.float64]
+    features: tuple[str, ...]  # the columns of FEATURES it reads, in order
+    mean: Floats
+    scale: Floats
+    weights: Floats  # output layer
     bias: float
-    mean: npt.NDArray[np.float64]
-    scale: npt.NDArray[np.float64]
+    hidden_weights: Floats | None = None  # (features, units): a tanh hidden layer, when present
+    hidden_bias: Floats | None = None
 
-    def probability(self, features: npt.NDArray[np.float64]) -> float:
+    @property
+    def uses_residual(self) -> bool:
+        return "residual_similarity" in self.features
+
+    def probability(self, vector: Floats) -> float:
         """Probability that the stored answer serves the incoming question."""
-        z = float(((features - self.mean) / self.scale) @ self.weights) + self.bias
+        columns = [FEATURES.index(name) for name in self.features]
+        x = (vector[columns] - self.mean) / self.scale
+        if self.hidden_weights is not None and self.hidden_bias is not None:
+            x = np.tanh(x @ self.hidden_weights + self.hidden_bias)
+        z = float(x @ self.weights) + self.bias
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "features": list(FEATURES),
-            "weights": [round(float(w), 6) for w in self.weights],
+        data: dict[str, Any] = {
+            "features": list(self.features),
+            "mean": _rounded(self.mean),
+            "scale": _rounded(self.scale),
+            "weights": _rounded(self.weights),
             "bias": round(self.bias, 6),
-            "mean": [round(float(m), 6) for m in self.mean],
-            "scale": [round(float(s), 6) for s in self.scale],
         }
+        if self.hidden_weights is not None and self.hidden_bias is not None:
+            data["hidden_weights"] = [_rounded(row) for row in self.hidden_weights]
+            data["hidden_bias"] = _rounded(self.hidden_bias)
+        return data
 
     @classmethod
     def from_json(cls, embedding_model: str, data: dict[str, Any]) -> PairModel:
-        if tuple(data["features"]) != FEATURES:
-            raise ValueError(f"{MODEL_FILE} was trained on other features; retrain it")
+        unknown = [name for name in data["features"] if name not in FEATURES]
+        if unknown:
+            raise ValueError(f"{MODEL_FILE} uses unknown features {unknown}; retrain it")
+        hidden = data.get("hidden_weights")
         return cls(
             embedding_model=embedding_model,
-            weights=np.asarray(data["weights"], dtype=np.float64),
-            bias=float(data["bias"]),
+            features=tuple(data["features"]),
             mean=np.asarray(data["mean"], dtype=np.float64),
             scale=np.asarray(data["scale"], dtype=np.float64),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            bias=float(data["bias"]),
+            hidden_weights=None if hidden is None else np.asarray(hidden, dtype=np.float64),
+            hidden_bias=None if hidden is None else np.asarray(data["hidden_bias"], dtype=np.float64),
         )
+
+
+def _rounded(values: Floats) -> list[float]:
+    return [round(float(v), 6) for v in values]
 
 
 def load_models(path: Path | None = None) -> dict[str, PairModel]:

@@ -42,6 +42,9 @@ _WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
     "fifty": 50, "sixty": 60, "hundred": 100,
+    "dizaine": 10, "vingtaine": 20, "trentaine": 30, "quarantaine": 40, "cinquantaine": 50,
+    "soixantaine": 60, "centaine": 100, "twenties": 20, "thirties": 30, "forties": 40,
+    "fifties": 50, "sixties": 60, "seventies": 70, "eighties": 80, "nineties": 90,
 }  # fmt: skip
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORDS) + r")\b")
 

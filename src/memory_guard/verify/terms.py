@@ -85,7 +85,9 @@ def _looks_like_name(word: str, at_start: bool) -> bool:
         return True  # CCTP, FastAPI, PostgreSQL
     if letters and any(c.isdigit() for c in word):
         return True  # psycopg2, T3
-    return bool(not at_start and letters and word[0].isupper() and len(word) > 1)
+    if len(word) == 1:
+        return not at_start and word.isupper() and word != "I"  # "group A" vs "group B"
+    return bool(not at_start and letters and word[0].isupper())
 
 
 def key_terms(question: Question) -> frozenset[str]:
