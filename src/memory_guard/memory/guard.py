@@ -115,17 +115,37 @@ class Guard:
         return GuardResult(Decision.ASSISTED, candidates)
 
     async def _verified(self, question: str, candidates: list[Candidate], everyone: bool) -> list[Candidate]:
-        """The candidates with the verifier's verdicts: on all of them for staff (`everyone`), else
-        only on those whose score could be served (the others need no verdict)."""
+        """The candidates with the verifier's verdicts.
+
+        Staff (`everyone`) see a verdict on every candidate. A lookup needs verdicts only on the
+        candidates whose score could be served, and only until one serves: the best one is
+        verified alone first, as it usually settles the lookup (the others' verdicts can cost
+        an embedding call).
+        """
         if self.verifier is None:
             return candidates
         floor = min(self.policy.direct, self.policy.verified_direct)
-        chosen = [c for c in candidates if everyone or c.score >= floor]
-        if not chosen:
-            return candidates
-        verdicts = await self.verifier.verify_many(question, [(c.entry.question, c.score) for c in chosen])
-        by_id = {c.entry.id: v for c, v in zip(chosen, verdicts, strict=True)}
-        return [Candidate(c.entry, c.score, verification=by_id.get(c.entry.id)) for c in candidates]
+        result = list(candidates)
+        todo = [i for i, c in enumerate(candidates) if everyone or c.score >= floor]
+        if not everyone and todo:
+            head = todo.pop(0)
+            result[head] = (await self._verify(question, [candidates[head]]))[0]
+            if self._serves(result[head]):
+                return result
+        for i, checked in zip(todo, await self._verify(question, [candidates[i] for i in todo]), strict=True):
+            result[i] = checked
+        return result
+
+    async def _verify(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
+        assert self.verifier is not None
+        if not candidates:
+            return []
+        verdicts = await self.verifier.verify_many(
+            question, [(c.entry.question, c.score) for c in candidates]
+        )
+        return [
+            Candidate(c.entry, c.score, verification=v) for c, v in zip(candidates, verdicts, strict=True)
+        ]
 
     async def _judged(
         self, tenant: str, question: str, candidates: list[Candidate], call: bool

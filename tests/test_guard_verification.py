@@ -1,0 +1,75 @@
+"""The guard asks the verifier only what the decision needs, and serves the best verified candidate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.memory.entry import Decision, Scope
+from memory_guard.services import Services
+from memory_guard.settings import Settings
+from memory_guard.verify.verifier import Verification
+
+SCOPE = Scope("default", "default", "", "")
+
+
+async def _services(tmp_path: Path) -> tuple[Services, list[list[str]]]:
+    # Low thresholds so that every stored question is a candidate that could be served.
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        memory_db_path=tmp_path / "memory.db",
+        embedding_provider="hashing",
+        memory_similarity_threshold=0.1,
+        memory_direct_threshold=0.1,
+        memory_verified_direct_threshold=0.1,
+    )
+    services = await Services.open(settings, embedder=HashingEmbedder())
+    verifier = services.memory.guard.verifier
+    assert verifier is not None
+    asked: list[list[str]] = []
+    inner = verifier.verify_many
+
+    async def recording(incoming: str, candidates: Sequence[tuple[str, float]]) -> list[Verification]:
+        asked.append([stored for stored, _ in candidates])
+        return await inner(incoming, candidates)
+
+    verifier.verify_many = recording  # type: ignore[method-assign]
+    return services, asked
+
+
+async def test_a_served_best_candidate_is_verified_alone(tmp_path: Path) -> None:
+    services, asked = await _services(tmp_path)
+    try:
+        for question in ("Comment configurer le proxy ?", "Comment configurer le proxy inverse ?"):
+            await services.memory.create_faq(SCOPE, question, "réponse", [])
+        found = await services.memory.guard.lookup(SCOPE, "comment configurer le proxy svp")
+        assert found.decision is Decision.DIRECT
+        assert found.served is not None and found.served.entry.question == "Comment configurer le proxy ?"
+        assert asked == [["Comment configurer le proxy ?"]]
+
+        asked.clear()
+        shown = await services.memory.lookup(SCOPE, "comment configurer le proxy svp")
+        assert len(asked) == 1 and len(asked[0]) == 2, "staff see a verdict on every candidate"
+        assert all(c.verification is not None for c in shown.candidates)
+    finally:
+        await services.aclose()
+
+
+async def test_a_rejected_best_candidate_gives_way_to_the_next_verified_one(tmp_path: Path) -> None:
+    services, asked = await _services(tmp_path)
+    try:
+        await services.memory.create_faq(
+            SCOPE, "Retenue de garantie sur un marché de 150 000 € ?", "7 500 €", []
+        )
+        await services.memory.create_faq(
+            SCOPE, "Dites-moi la retenue de garantie applicable à un marché public de 30 000 €", "1 500 €", []
+        )
+        found = await services.memory.guard.lookup(SCOPE, "Retenue de garantie sur un marché de 30 000 € ?")
+        best = found.best
+        assert best is not None and best.verification is not None
+        assert best.verification.reason == "numbers differ: 150 000 vs 30 000"
+        assert found.served is not None and found.served.entry.answer == "1 500 €"
+        assert len(asked) == 2 and len(asked[0]) == 1, "the best first, then the others together"
+    finally:
+        await services.aclose()
