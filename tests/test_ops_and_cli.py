@@ -38,6 +38,7 @@ def test_metrics_count_decisions(acme: httpx.Client, fresh_upstream: FakeUpstrea
     assert 'memory_guard_lookups_total{decision="direct"} 1.0' in text
     assert 'memory_cache_operations_total{operation="hit",type="response"} 1.0' in text
     assert 'memory_guard_llm_calls_total{outcome="ok"} 1.0' in text
+    assert 'memory_guard_verifier_verdicts_total{by="exact",verdict="exact"} 1.0' in text
 
 
 def test_dev_mode_is_one_tenant_with_every_role(app_factory: Callable[..., LiveApp]) -> None:

@@ -253,6 +253,8 @@ class Guard:
             verified_by=verification.by if verification else None,
         )
         lookup_id = await self.store.record_lookup(record, used_ids, usage, now)
+        if verification is not None:
+            self._metrics.verdicts.labels(verdict=verification.verdict.value, by=verification.by).inc()
         self._metrics.lookups.labels(decision=result.decision.value).inc()
         operation = "hit" if result.decision is Decision.DIRECT else "miss"
         self._metrics.cache_operations.labels(operation=operation, type="response").inc()

@@ -29,6 +29,12 @@ class Metrics:
         self.tokens = Counter(
             "memory_guard_llm_tokens", "Tokens reported by the upstream.", ["kind"], registry=self.registry
         )
+        self.verdicts = Counter(
+            "memory_guard_verifier_verdicts",
+            "Verdicts on the candidate each lookup served or would have served.",
+            ["verdict", "by"],
+            registry=self.registry,
+        )
         self.lookup_seconds = Histogram(
             "memory_guard_lookup_seconds",
             "Time of one guard lookup (embedding included).",
