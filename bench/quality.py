@@ -139,22 +139,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+# Command-line option -> the setting it overrides.
+_OVERRIDES = {
+    "direct": "memory_direct_threshold",
+    "similar": "memory_similarity_threshold",
+    "provider": "embedding_provider",
+    "model": "embedding_model",
+    "verifier": "memory_verifier",
+    "accept": "memory_verifier_accept",
+    "verified_direct": "memory_verified_direct_threshold",
+}
+
+
 def build_settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, Any] = {}
-    if args.direct is not None:
-        overrides["memory_direct_threshold"] = args.direct
-    if args.similar is not None:
-        overrides["memory_similarity_threshold"] = args.similar
-    if args.provider is not None:
-        overrides["embedding_provider"] = args.provider
-    if args.model is not None:
-        overrides["embedding_model"] = args.model
-    if args.verifier is not None:
-        overrides["memory_verifier"] = args.verifier
-    if args.accept is not None:
-        overrides["memory_verifier_accept"] = args.accept
-    if args.verified_direct is not None:
-        overrides["memory_verified_direct_threshold"] = args.verified_direct
+    overrides: dict[str, Any] = {
+        setting: getattr(args, option)
+        for option, setting in _OVERRIDES.items()
+        if getattr(args, option) is not None
+    }
     return Settings(**overrides)
 
 
@@ -198,9 +200,10 @@ async def run(args: argparse.Namespace) -> int:
     qqp_same = sum(p.same for p in qqp)
     half = f"the {len(qqp_all):,} pairs of the 'eval' half (training/splits.py)"
     qqp_note = half if len(qqp) == len(qqp_all) else f"seeded stratified sample of {len(qqp):,} of {half}"
-    classifier = (
-        "none (checks only)" if verifier is None or verifier.model is None else "trained for this model"
-    )
+    if verifier is None:
+        classifier = "not used"
+    else:
+        classifier = "none (checks only)" if verifier.model is None else "trained for this model"
     print("memory-guard quality benchmark")
     print(f"  embedding provider : {settings.embedding_provider}")
     print(f"  embedding model id : {model_id}")
