@@ -58,8 +58,8 @@ def resolve_model_name(name: str | None) -> str:
         return DEFAULT_MODEL
     raise ValueError(
         f"EMBEDDING_MODEL={name!r} is not supported by the local embedding provider; "
-        f"supported models: {', '.join(SUPPORTED_MODELS)} (or leave EMBEDDING_MODEL unset). "
-        "Use EMBEDDING_PROVIDER=openai for other models."
+        f"supported models: {', '.join(SUPPORTED_MODELS)} (or leave EMBEDDING_MODEL unset) and "
+        "multilingual-e5-small. Use EMBEDDING_PROVIDER=openai for other models."
     )
 
 
