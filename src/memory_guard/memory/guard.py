@@ -219,8 +219,8 @@ class Guard:
             if (entry := entries.get(hit.entry_id)) is not None
             and entry.servable(now, self.thresholds.max_age)
         ]
-        candidates = await self._verified(question, candidates, everyone=not judge_calls)
-        if allow_direct:
+        if allow_direct:  # verdicts decide a direct answer; grounding needs none
+            candidates = await self._verified(question, candidates, everyone=not judge_calls)
             candidates = await self._judged(scope.tenant, question, candidates, judge_calls)
         result = self._decide(candidates, allow_direct)
         result.vector = vector
