@@ -229,3 +229,8 @@ def test_decades_and_single_letter_names_count() -> None:
         Verdict.REJECT,
         "key term differs: a vs b",
     )
+
+
+def test_metres_are_not_millions() -> None:
+    assert not compare_numbers("Tranchée de 10 m", "Tranchée de 10 mètres").differ
+    assert not compare_numbers("Un budget de 1,5 M€", "Un budget de 1 500 000 €").differ

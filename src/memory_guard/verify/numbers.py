@@ -18,7 +18,9 @@ from memory_guard.verify.text import fold
 _NUMBER = re.compile(
     r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:\.\d{3}){2,}|\d+)"
     r"(?:[.,](\d+))?"
-    r"(?:\s?(k|m|md|mds|million|millions|milliard|milliards|billion|billions|thousand|mille)\b)?"
+    # "m" is a million only before a currency ("1,5 M€"); "10 m" is ten metres.
+    r"(?:\s?(k|m(?=\s?(?:€|\$|eur|usd|fcfa|xof))|md|mds|million|millions|milliard|milliards|billion|billions"
+    r"|thousand|mille)\b)?"
 )
 _CODE_DIGITS = re.compile(r"\b[a-z]+[-_]?(\d+(?:\.\d+)*)")
 _SCALES = {
