@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from bench.quality_stats import Pair, Scores
 from memory_guard.embeddings.base import Embedder
-from memory_guard.memory.normalize import normalize_question
+from memory_guard.memory.normalize import embedding_text, normalize_question
 from memory_guard.verify.features import Comparison, compare
 
 BATCH_SIZE = 64
@@ -51,12 +51,18 @@ async def score_pairs(
 ) -> tuple[Scores, npt.NDArray[np.bool_]]:
     """Score every pair as the guard would; return (scores, was-exact-match)."""
     exact = np.array([exact_match(p.a, p.b) for p in pairs], dtype=np.bool_)
-    to_embed = (text for p, is_exact in zip(pairs, exact, strict=True) if not is_exact for text in (p.a, p.b))
+    # Embedded as the guard embeds them: without greetings and politeness.
+    to_embed = (
+        embedding_text(text)
+        for p, is_exact in zip(pairs, exact, strict=True)
+        if not is_exact
+        for text in (p.a, p.b)
+    )
     vectors = await embed_unique(to_embed, embedder, batch_size, progress)
     scores = np.ones(len(pairs), dtype=np.float64)
     for i, (pair, is_exact) in enumerate(zip(pairs, exact, strict=True)):
         if not is_exact:
-            scores[i] = float(np.dot(vectors[pair.a], vectors[pair.b]))
+            scores[i] = float(np.dot(vectors[embedding_text(pair.a)], vectors[embedding_text(pair.b)]))
     return scores, exact
 
 

@@ -73,3 +73,21 @@ async def test_a_rejected_best_candidate_gives_way_to_the_next_verified_one(tmp_
         assert len(asked) == 2 and len(asked[0]) == 1, "the best first, then the others together"
     finally:
         await services.aclose()
+
+
+async def test_politeness_does_not_move_the_vector(tmp_path: Path) -> None:
+    services = await Services.open(
+        Settings(_env_file=None, memory_db_path=tmp_path / "m.db", embedding_provider="hashing"),  # type: ignore[call-arg]
+        embedder=HashingEmbedder(),
+    )
+    try:
+        await services.memory.create_faq(SCOPE, "Comment configurer le proxy inverse ?", "réponse", [])
+        found = await services.memory.guard.lookup(
+            SCOPE, "Bonjour, Comment configurer le proxy inverse svp ?"
+        )
+        best = found.best
+        assert best is not None and not best.exact, "another exact key: the cosine path"
+        assert best.score > 0.999
+        assert found.decision is Decision.DIRECT
+    finally:
+        await services.aclose()

@@ -9,7 +9,7 @@ import pytest
 from memory_guard.agent.history import build_history
 from memory_guard.chat.learning import mentions_profile
 from memory_guard.conversations.storage import Message
-from memory_guard.memory.normalize import key_hash, normalize_question
+from memory_guard.memory.normalize import embedding_text, key_hash, normalize_question
 from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
 from memory_guard.memory.standalone import stands_alone
 
@@ -37,6 +37,22 @@ def test_same_question_same_key(a: str, b: str) -> None:
 )
 def test_symbols_and_numbers_stay_in_the_key(a: str, b: str) -> None:
     assert normalize_question(a) != normalize_question(b)
+
+
+@pytest.mark.parametrize(
+    ("asked", "embedded"),
+    [
+        ("Quels documents pour la réception svp ?", "Quels documents pour la réception ?"),
+        ("Bonjour, quelle garantie pour un pont ?", "quelle garantie pour un pont ?"),
+        ("What is the GIL, please?", "What is the GIL?"),
+        ("Quelle est la durée de la GPA ? Merci d'avance !", "Quelle est la durée de la GPA ?"),
+        ("Comment faire un merge stp merci ?", "Comment faire un merge ?"),
+        ("Is please a keyword in Python?", "Is please a keyword in Python?"),
+        ("Merci", "Merci"),
+    ],
+)
+def test_greetings_and_politeness_are_not_embedded(asked: str, embedded: str) -> None:
+    assert embedding_text(asked) == embedded
 
 
 def test_scope_is_part_of_the_key() -> None:

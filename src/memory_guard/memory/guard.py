@@ -18,7 +18,7 @@ from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookups import LookupRecord
-from memory_guard.memory.normalize import key_hash
+from memory_guard.memory.normalize import embedding_text, key_hash
 from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
 from memory_guard.verify.judge import HitJudge
@@ -93,7 +93,7 @@ class Guard:
         self._clock = clock
 
     async def embed(self, text: str) -> Vectors:
-        vectors = await self.embedder.embed([text])
+        vectors = await self.embedder.embed([embedding_text(text)])
         vector: Vectors = vectors[0]
         return vector
 

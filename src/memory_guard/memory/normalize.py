@@ -31,3 +31,29 @@ def key_hash(tenant: str, agent: str, project: str, phase: str, question: str) -
     """SHA-256 over the scope and the normalized question (seed 000's key_hash)."""
     material = "\x1f".join((tenant, agent, project, phase, normalize_question(question)))
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+# Greetings and politeness around a question ask nothing: "…, svp ?", "Bonjour, …", "…, please?".
+_GREETING = re.compile(r"^\s*(?:bonjour|bonsoir|salut|hello|hi)\b[\s,!.:;-]*", re.IGNORECASE)
+_POLITENESS = re.compile(
+    r"[\s,;-]*\b(?:s['’]il (?:vous|te) pla[iî]t|svp|stp|please|pls|merci(?: d['’]avance| beaucoup)?"
+    r"|thanks(?: in advance)?|thank you)\b(?=[\s!.?…]*$)",
+    re.IGNORECASE,
+)
+
+
+_DANGLING = re.compile(r"([?.])[\s!.]+$")  # "? !" left by "? Merci !"
+
+
+def embedding_text(question: str) -> str:
+    """The question as it is embedded: without the greetings and politeness that ask nothing.
+
+    MiniLM scores "…Strasbourg svp ?" about 0.90 against "…Strasbourg ?": below the direct
+    threshold for a question that is the same. The stored text and the exact-match key keep
+    the words; only the vector ignores them.
+    """
+    stripped = _GREETING.sub("", question, count=1)
+    for _ in range(3):  # "svp merci", "please, thanks"
+        stripped = _POLITENESS.sub("", stripped, count=1)
+    stripped = _DANGLING.sub(r"\1", stripped.strip())
+    return stripped or question

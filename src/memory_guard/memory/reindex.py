@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_guard.embeddings.base import Embedder
+from memory_guard.memory.normalize import embedding_text
 from memory_guard.memory.storage import MemoryStore
 
 BATCH = 64
@@ -27,7 +28,7 @@ async def reindex(
     on_total(len(ids))
     for start in range(0, len(ids), BATCH):
         rows = await store.questions(ids[start : start + BATCH])
-        vectors = await embedder.embed([question for _, question in rows])
+        vectors = await embedder.embed([embedding_text(question) for _, question in rows])
         await store.set_vectors(
             [(entry_id, vectors[i]) for i, (entry_id, _) in enumerate(rows)], embedder.model_id
         )
