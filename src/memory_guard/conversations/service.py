@@ -36,9 +36,11 @@ class ConversationService:
         if message.entry_id is None:
             reason = message.metadata.get("not_learned", "unknown")
             raise Conflict(f"nothing was learned from this answer (reason: {reason})", code="nothing_learned")
+        entry = await self._memory.feedback(tenant, message.entry_id, validated, corrected)
         lookup_id = message.metadata.get("lookup_id")
         if message.type == "cached_response" and isinstance(lookup_id, int):
             # Feedback on an answer served from memory measures the guard, not only the entry.
+            # Recorded once the entry took it, so a refused feedback leaves no review behind.
             correct = validated and corrected is None
             await self._hits.review(tenant, lookup_id, correct, by="client")
-        return await self._memory.feedback(tenant, message.entry_id, validated, corrected)
+        return entry
