@@ -49,10 +49,10 @@ from bench.quality_stats import (  # noqa: E402
     Scores,
     make_groups,
     summarize,
-    wilson_interval,
 )
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
+from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
 from memory_guard.services import policy_of, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 from memory_guard.verify.features import compare  # noqa: E402

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bench.quality_stats import Group, Summary, rate, summarize, wilson_interval
+from bench.quality_stats import Group, Summary, rate, summarize
+from memory_guard.hits.accuracy import wilson_interval
 
 SWEEP_THRESHOLDS: tuple[float, ...] = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
 

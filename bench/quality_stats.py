@@ -10,8 +10,6 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memory_guard.hits.accuracy import wilson_interval as wilson_interval
-
 Decision = Literal["direct", "assisted", "miss"]
 Scores = npt.NDArray[np.float64]
 

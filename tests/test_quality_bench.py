@@ -11,6 +11,8 @@ from bench import pairs as bench_pairs
 from bench import quality
 from bench import quality_stats as stats
 
+from memory_guard.hits.accuracy import wilson_interval
+
 
 class RaisingEmbedder:
     """Fails the test if the benchmark asks it for any embedding."""
@@ -66,21 +68,21 @@ def test_decide_equal_thresholds_never_assisted() -> None:
 
 
 def test_wilson_interval_known_value() -> None:
-    low, high = stats.wilson_interval(95, 100)
+    low, high = wilson_interval(95, 100)
     assert low == pytest.approx(0.8882, abs=5e-4)
     assert high == pytest.approx(0.9785, abs=5e-4)
 
 
 def test_wilson_interval_edges() -> None:
-    low, high = stats.wilson_interval(0, 10)
+    low, high = wilson_interval(0, 10)
     assert low == 0.0
     assert 0.25 < high < 0.35
-    low, high = stats.wilson_interval(10, 10)
+    low, high = wilson_interval(10, 10)
     assert 0.65 < low < 0.75
     assert high == 1.0
-    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
     with pytest.raises(ValueError, match="successes"):
-        stats.wilson_interval(11, 10)
+        wilson_interval(11, 10)
 
 
 def test_summarize_counts_by_label() -> None:

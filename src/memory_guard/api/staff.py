@@ -80,7 +80,7 @@ async def served_hits(
     cursor: Annotated[int | None, Query(ge=1)] = None,
 ) -> dict[str, Any]:
     """The answers served from memory, newest first, to review (`review=none`: not yet reviewed)."""
-    items, next_cursor = await services.hits.list(principal.tenant, review, limit, cursor)
+    items, next_cursor = await services.hits.page(principal.tenant, review, limit, cursor)
     return {
         "items": [hit.to_public() for hit in items],
         "next_cursor": None if next_cursor is None else str(next_cursor),

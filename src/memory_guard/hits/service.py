@@ -26,7 +26,7 @@ class HitService:
         if not await self.store.review(tenant, lookup_id, review, by, self._clock()):
             raise NotFound(f"no served answer {lookup_id}", code="served_hit_not_found")
 
-    async def list(
+    async def page(
         self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
     ) -> tuple[list[ServedHit], int | None]:
         items = await self.store.served_hits(tenant, review, limit + 1, before)

@@ -91,12 +91,12 @@ class OfflineVerifier:
     async def verify_many(self, incoming: str, candidates: Sequence[tuple[str, float]]) -> list[Verification]:
         """Verdicts on (stored question, score) candidates, with one embedding call at most."""
         comparisons = [compare(stored, incoming, score) for stored, score in candidates]
-        wanted = [c for c in comparisons if self.needs_residual(c)]
-        residuals: dict[int, float] = {}
+        residuals: list[float | None] = [None] * len(comparisons)
+        wanted = [i for i, c in enumerate(comparisons) if self.needs_residual(c)]
         if wanted and self._embedder is not None:
-            texts = sorted({text for c in wanted for text in c.leftovers})
+            texts = sorted({text for i in wanted for text in comparisons[i].leftovers})
             vectors = dict(zip(texts, await self._embedder.embed(texts), strict=True))
-            for c in wanted:
-                left, right = c.leftovers
-                residuals[id(c)] = float(np.dot(vectors[left], vectors[right]))
-        return [self.decide(c, residuals.get(id(c))) for c in comparisons]
+            for i in wanted:
+                left, right = comparisons[i].leftovers
+                residuals[i] = float(np.dot(vectors[left], vectors[right]))
+        return [self.decide(c, r) for c, r in zip(comparisons, residuals, strict=True)]
