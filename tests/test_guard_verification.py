@@ -42,7 +42,7 @@ async def test_a_served_best_candidate_is_verified_alone(tmp_path: Path) -> None
     services, asked = await _services(tmp_path)
     try:
         for question in ("Comment configurer le proxy ?", "Comment configurer le proxy inverse ?"):
-            await services.memory.create_faq(SCOPE, question, "réponse", [])
+            await services.memory.create_faq(SCOPE, question, "réponse", [], "test")
         found = await services.memory.guard.lookup(SCOPE, "comment configurer le proxy svp")
         assert found.decision is Decision.DIRECT
         assert found.served is not None and found.served.entry.question == "Comment configurer le proxy ?"
@@ -60,10 +60,14 @@ async def test_a_rejected_best_candidate_gives_way_to_the_next_verified_one(tmp_
     services, asked = await _services(tmp_path)
     try:
         await services.memory.create_faq(
-            SCOPE, "Retenue de garantie sur un marché de 150 000 € ?", "7 500 €", []
+            SCOPE, "Retenue de garantie sur un marché de 150 000 € ?", "7 500 €", [], "test"
         )
         await services.memory.create_faq(
-            SCOPE, "Dites-moi la retenue de garantie applicable à un marché public de 30 000 €", "1 500 €", []
+            SCOPE,
+            "Dites-moi la retenue de garantie applicable à un marché public de 30 000 €",
+            "1 500 €",
+            [],
+            "test",
         )
         found = await services.memory.guard.lookup(SCOPE, "Retenue de garantie sur un marché de 30 000 € ?")
         best = found.best
@@ -81,7 +85,9 @@ async def test_politeness_does_not_move_the_vector(tmp_path: Path) -> None:
         embedder=HashingEmbedder(),
     )
     try:
-        await services.memory.create_faq(SCOPE, "Comment configurer le proxy inverse ?", "réponse", [])
+        await services.memory.create_faq(
+            SCOPE, "Comment configurer le proxy inverse ?", "réponse", [], "test"
+        )
         found = await services.memory.guard.lookup(
             SCOPE, "Bonjour, Comment configurer le proxy inverse svp ?"
         )

@@ -1,18 +1,22 @@
-"""The `memory-guard` command: `serve` and `reindex`."""
+"""The `memory-guard` command: `serve`, `reindex`, `export` and `import`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import ipaddress
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TextIO
 
 from pydantic import ValidationError
 
 from memory_guard.settings import Settings
 
+DEV_TENANT = "default"  # the tenant of dev mode, and of these commands unless told otherwise
 LOOPBACK = "127.0.0.1"
 
 
@@ -89,6 +93,85 @@ async def _reindex(everything: bool) -> int:
     return 0
 
 
+async def _export(args: argparse.Namespace) -> int:
+    from memory_guard.memory.entry import Status
+    from memory_guard.memory.storage import EntryFilter
+    from memory_guard.services import Services
+
+    services = await Services.open(_settings())
+    where = EntryFilter(status=Status(args.status) if args.status else None)
+    count = 0
+    try:
+        with _output(args.output) as out:
+            async for line in services.transfer.export(args.tenant, where):
+                out.write(line)
+                count += 1
+    finally:
+        await services.aclose()
+    print(f"exported {count} entries of tenant {args.tenant!r}", file=sys.stderr)
+    return 0
+
+
+@contextmanager
+def _output(path: str) -> Iterator[TextIO]:
+    if path == "-":
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        yield handle
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        # Lines end at a newline only, never at U+2028 as str.splitlines would have it.
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return [line.removesuffix("\n").removesuffix("\r") for line in handle]
+    except (OSError, UnicodeDecodeError) as exc:
+        sys.exit(f"memory-guard: cannot read {path}: {exc}")
+
+
+def _operator() -> str:
+    try:
+        return f"command line ({getpass.getuser()})"
+    except (OSError, KeyError):  # no user name in some containers
+        return "command line"
+
+
+async def _import(args: argparse.Namespace, lines: list[str]) -> int:
+    from tqdm import tqdm
+
+    from memory_guard.errors import MemoryGuardError
+    from memory_guard.services import Services
+
+    services = await Services.open(_settings())
+    bar = tqdm(unit="entry", desc=f"importing into {args.tenant!r}")
+    try:
+        report = await services.transfer.import_lines(
+            args.tenant,
+            lines,
+            _operator(),
+            skip_bad_lines=args.skip_bad_lines,
+            on_total=lambda total: setattr(bar, "total", total),
+            on_progress=bar.update,
+        )
+    except MemoryGuardError as exc:
+        bar.close()
+        for line in exc.extra.get("lines", []):
+            print(f"line {line['line']}: {line['message']}", file=sys.stderr)
+        sys.exit(f"memory-guard: {exc.message}")
+    finally:
+        bar.close()
+        await services.aclose()
+    for skipped in report.skipped:
+        print(f"skipped line {skipped.line}: {skipped.message}", file=sys.stderr)
+    print(
+        f"imported {report.imported} entries, {report.already_present} already present, "
+        f"{len(report.skipped)} bad lines skipped"
+    )
+    print("a running service loads vectors at start: restart it to serve the imported entries")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="memory-guard",
@@ -105,9 +188,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="re-embed only entries whose vector is not from the configured model (resumes a cut run)",
     )
+    export = commands.add_parser("export", help="write a tenant's entries as JSON Lines")
+    export.add_argument("--tenant", default=DEV_TENANT, help=f"whose entries (default {DEV_TENANT!r})")
+    export.add_argument("--status", choices=["auto", "validated", "obsolete"], help="only this status")
+    export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
+    load = commands.add_parser("import", help="add JSON Lines entries to a tenant's memory, re-embedded")
+    load.add_argument("file", help="the JSON Lines file (one entry per line, as `export` writes)")
+    load.add_argument("--tenant", default=DEV_TENANT, help=f"into whose memory (default {DEV_TENANT!r})")
+    load.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="import the good lines of a file with bad ones (by default a bad line imports nothing)",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "export":
+        return asyncio.run(_export(args))
+    if args.command == "import":
+        return asyncio.run(_import(args, _read_lines(args.file)))
     return asyncio.run(_reindex(everything=not args.stale_only))
 
 

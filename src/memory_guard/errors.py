@@ -7,6 +7,8 @@ an `error` event.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemoryGuardError(Exception):
     status: int = 500
@@ -17,6 +19,8 @@ class MemoryGuardError(Exception):
         self.message = message
         if code is not None:
             self.code = code
+        # Fields rendered next to code and message, e.g. the bad lines of an import.
+        self.extra: dict[str, Any] = {}
 
 
 class InvalidRequest(MemoryGuardError):

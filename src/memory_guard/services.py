@@ -13,7 +13,7 @@ from datetime import timedelta
 from memory_guard.agent.llm import ChatModel
 from memory_guard.agent.loop import AgentLoop
 from memory_guard.agent.openai_chat import OpenAIChatModel
-from memory_guard.agent.profiles import AgentDirectory
+from memory_guard.agent.profiles import DEFAULT_AGENT, AgentDirectory
 from memory_guard.agent.skills import builtin_registry
 from memory_guard.chat.service import ChatService
 from memory_guard.clock import Clock, utc_now
@@ -25,11 +25,15 @@ from memory_guard.embeddings.factory import build_embedder
 from memory_guard.errors import NotReady
 from memory_guard.hits.service import HitService
 from memory_guard.hits.store import SqliteHitStore
+from memory_guard.memory.audit_store import SqliteAuditLog
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.index import VectorIndex
+from memory_guard.memory.lookup_store import SqliteLookupLog
 from memory_guard.memory.service import MemoryService
+from memory_guard.memory.stats import MemoryStats, Price
 from memory_guard.memory.storage import MemoryStore
 from memory_guard.memory.store import SqliteMemoryStore
+from memory_guard.memory.transfer import MemoryTransfer
 from memory_guard.ops.metrics import Metrics
 from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
@@ -125,6 +129,8 @@ class Services:
     judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
     metrics: Metrics
     memory: MemoryService
+    transfer: MemoryTransfer
+    stats: MemoryStats
     hits: HitService
     conversations: ConversationService
     chat: ChatService
@@ -161,7 +167,10 @@ class Services:
                 store, index, embedder, thresholds, metrics, clock, verifier, policy_of(settings), judge
             )
             hits = HitService(SqliteHitStore(db), clock)
-            memory = MemoryService(guard, clock, hits, judgements)
+            lookup_log = SqliteLookupLog(db)
+            memory = MemoryService(guard, clock, SqliteAuditLog(db), lookup_log)
+            price = Price(settings.memory_price_per_1k_tokens, settings.memory_price_currency)
+            stats = MemoryStats(store, lookup_log, hits, judgements, judge is not None, price, clock)
             conversations = ConversationService(SqliteConversationStore(db), memory, hits)
             loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
             chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
@@ -180,6 +189,8 @@ class Services:
             judge_model,
             metrics,
             memory,
+            MemoryTransfer(memory, DEFAULT_AGENT),
+            stats,
             hits,
             conversations,
             chat,

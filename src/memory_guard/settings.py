@@ -5,6 +5,7 @@ Names follow API.md and the seed documents so that an existing `.env` keeps work
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -28,19 +29,31 @@ class ApiKey:
     key: str
     tenant: str
     role: Role
+    name: str | None = None  # who the audit trail names for this key's actions
+
+    @property
+    def actor(self) -> str:
+        """A name for the audit trail that does not reveal the key."""
+        if self.name:
+            return self.name
+        digest = hashlib.sha256(self.key.encode()).hexdigest()[:8]
+        return f"{self.role.value} key {digest}"
 
 
 def parse_api_keys(raw: str) -> tuple[ApiKey, ...]:
-    """Parse `key:tenant:role` triples separated by commas; raise ValueError on a bad one."""
+    """Parse `key:tenant:role[:name]` items separated by commas; raise ValueError on a bad one."""
     keys: list[ApiKey] = []
     seen: set[str] = set()
     for position, item in enumerate(part.strip() for part in raw.split(",")):
         if not item:
             continue
         parts = item.split(":")
-        if len(parts) != 3 or not all(p.strip() for p in parts):
-            raise ValueError(f"API_KEYS entry #{position + 1} must be key:tenant:role")
-        key, tenant, role = (p.strip() for p in parts)
+        if len(parts) not in (3, 4) or not all(p.strip() for p in parts):
+            raise ValueError(
+                f"API_KEYS entry #{position + 1} must be key:tenant:role or key:tenant:role:name"
+            )
+        key, tenant, role = (p.strip() for p in parts[:3])
+        name = parts[3].strip() if len(parts) == 4 else None
         if role not in {r.value for r in Role}:
             raise ValueError(
                 f"API_KEYS entry #{position + 1}: role must be 'client' or 'staff', not {role!r}"
@@ -48,7 +61,7 @@ def parse_api_keys(raw: str) -> tuple[ApiKey, ...]:
         if key in seen:
             raise ValueError(f"API_KEYS entry #{position + 1}: the same key is configured twice")
         seen.add(key)
-        keys.append(ApiKey(key=key, tenant=tenant, role=Role(role)))
+        keys.append(ApiKey(key=key, tenant=tenant, role=Role(role), name=name))
     return tuple(keys)
 
 
@@ -159,7 +172,8 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the embeddings endpoint.")
     api_keys: SecretStr = Field(
         default=SecretStr(""),
-        description="Comma-separated key:tenant:role triples; empty means dev mode (one tenant, loopback).",
+        description="Comma-separated key:tenant:role triples, each with an optional :name that the audit "
+        "trail shows for the key's actions; empty means dev mode (one tenant, loopback).",
     )
     metrics_token: SecretStr = Field(
         default=SecretStr(""),
@@ -172,6 +186,20 @@ class Settings(BaseSettings):
     )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="Largest accepted request body.")
+    import_max_bytes: int = Field(
+        default=50_000_000,
+        ge=1024,
+        description="Largest JSON Lines file accepted by POST /staff/memory/import.",
+    )
+    memory_price_per_1k_tokens: float = Field(
+        default=0.002,
+        ge=0.0,
+        description="Estimated upstream price of 1,000 tokens (prompt and completion), for the cost "
+        "avoided in the stats; set it to your model's blended price.",
+    )
+    memory_price_currency: str = Field(
+        default="USD", min_length=1, max_length=8, description="Currency of MEMORY_PRICE_PER_1K_TOKENS."
+    )
     history_messages: int = Field(
         default=20, ge=0, description="Messages of a conversation sent verbatim; older ones are summarized."
     )

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from memory_guard.agent.llm import ChatModel
-from memory_guard.api import chat, ops, staff
+from memory_guard.api import chat, ops, staff, staff_reports, staff_transfer
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
 from memory_guard.api.limits import BodyLimit
@@ -51,7 +51,11 @@ def create_app(
     app.state.keyring = KeyRing(settings.keys)
     install_error_handlers(app)
 
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        larger={staff_transfer.IMPORT_PATH: settings.import_max_bytes},
+    )
     origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
     if origins:
         # A browser frontend on another origin sends a preflight for the Authorization header.
@@ -64,5 +68,8 @@ def create_app(
 
     app.include_router(ops.router)
     app.include_router(chat.router)
+    # Before `staff`, whose /staff/memory/{entry_id} would otherwise take /stats, /audit, /export.
+    app.include_router(staff_reports.router)
+    app.include_router(staff_transfer.router)
     app.include_router(staff.router)
     return app

@@ -17,6 +17,7 @@ DEV_TENANT = "default"
 class Principal:
     tenant: str
     roles: frozenset[Role]
+    actor: str = "dev mode"  # the audit trail's name for the caller
 
 
 def bearer_token(authorization: str | None) -> str:
@@ -53,7 +54,7 @@ class KeyRing:
             raise Unauthorized("unknown API key", code="invalid_key")
         # Staff may also chat: a staff member tests the assistant they audit.
         roles = frozenset(Role) if found.role is Role.STAFF else frozenset({Role.CLIENT})
-        return Principal(found.tenant, roles)
+        return Principal(found.tenant, roles, found.actor)
 
 
 def client(request: Request) -> Principal:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,13 +15,13 @@ from memory_guard.errors import MemoryGuardError
 logger = logging.getLogger(__name__)
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
 
 
 async def _domain(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemoryGuardError)
-    return error_response(exc.status, exc.code, exc.message)
+    return error_response(exc.status, exc.code, exc.message, **exc.extra)
 
 
 async def _validation(request: Request, exc: Exception) -> JSONResponse:

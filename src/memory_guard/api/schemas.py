@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_guard.memory.edit import Edit
 from memory_guard.memory.entry import Status
 from memory_guard.memory.policy import CacheMode
 
@@ -40,9 +42,23 @@ class EntryCreateBody(BaseModel):
 
 
 class EntryPatchBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str | None = Field(default=None, min_length=1, max_length=16_000)
     answer: str | None = Field(default=None, min_length=1, max_length=100_000)
     status: Status | None = None
     tags: list[str] | None = Field(default=None, max_length=50)
+    expires_at: datetime | None = None  # null removes an explicit expiry
+
+    def to_edit(self) -> Edit:
+        return Edit(
+            question=self.question,
+            answer=self.answer,
+            status=self.status,
+            tags=self.tags,
+            expires_at=self.expires_at,
+            clear_expiry="expires_at" in self.model_fields_set and self.expires_at is None,
+        )
 
 
 class LookupBody(BaseModel):

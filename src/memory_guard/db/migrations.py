@@ -100,4 +100,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "0005_staff_console",
+        """
+        CREATE TABLE audit_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            entry_id INTEGER NOT NULL,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            before TEXT,
+            after TEXT
+        );
+        CREATE INDEX idx_audit_tenant ON audit_events(tenant, id);
+        CREATE INDEX idx_audit_entry ON audit_events(tenant, entry_id, id);
+        CREATE INDEX idx_lookups_entry ON lookups(entry_id, id)
+        """,
+    ),
 )

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from memory_guard.clock import to_text
+from memory_guard.memory.normalize import key_hash
 
 
 class Status(StrEnum):
@@ -37,6 +38,10 @@ class Scope:
     agent: str
     project: str = ""
     phase: str = ""
+
+    def key(self, question: str) -> str:
+        """The exact-match key of a question in this scope."""
+        return key_hash(self.tenant, self.agent, self.project, self.phase, question)
 
 
 @dataclass(slots=True)

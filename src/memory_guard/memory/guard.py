@@ -10,20 +10,25 @@ the stats and prunes what it found expired.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from memory_guard.clock import Clock
 from memory_guard.embeddings.base import Embedder, Vectors
+from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookups import LookupRecord
-from memory_guard.memory.normalize import embedding_text, key_hash
+from memory_guard.memory.normalize import embedding_text
 from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
 from memory_guard.verify.judge import HitJudge
 from memory_guard.verify.policy import ServePolicy
 from memory_guard.verify.verifier import EXACT, OfflineVerifier, Verdict, Verification
+
+# What the audit trail records for entries a lookup found expired and removed.
+AUTO_PRUNE = Change("memory-guard (auto-prune)", Action.PRUNE)
 
 DIRECT_USAGE = 2
 ASSISTED_USAGE = 1
@@ -96,6 +101,10 @@ class Guard:
         vectors = await self.embedder.embed([embedding_text(text)])
         vector: Vectors = vectors[0]
         return vector
+
+    async def embed_many(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, embedded as `embed` would (politeness left out)."""
+        return await self.embedder.embed([embedding_text(text) for text in texts])
 
     def _serves(self, candidate: Candidate) -> bool:
         if candidate.exact:
@@ -184,14 +193,15 @@ class Guard:
             scope, question, allow_direct, self.thresholds.top_k, judge_calls=True
         )
         if expired and self.thresholds.auto_prune:
-            await self.prune(scope.tenant)
+            await self.prune(scope.tenant, AUTO_PRUNE)
         result.lookup_id = await self._account(scope, question, result)
         self._metrics.lookup_seconds.observe(time.perf_counter() - started)
         return result
 
-    async def prune(self, tenant: str) -> int:
+    async def prune(self, tenant: str, change: Change) -> int:
+        """Delete the tenant's expired entries; each keeps an audit event with its last state."""
         now = self._clock()
-        removed = await self.store.delete_expired(tenant, now - self.thresholds.max_age, now)
+        removed = await self.store.delete_expired(tenant, now - self.thresholds.max_age, now, change)
         for entry_id in removed:
             self.index.remove(entry_id)
         if removed:
@@ -202,7 +212,7 @@ class Guard:
         self, scope: Scope, question: str, allow_direct: bool, k: int, judge_calls: bool
     ) -> tuple[GuardResult, list[int]]:
         now = self._clock()
-        key = key_hash(scope.tenant, scope.agent, scope.project, scope.phase, question)
+        key = scope.key(question)
         exact = [
             e
             for e in await self.store.find_by_key(scope.tenant, key)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from memory_guard.memory.entry import Scope
+
+DECISIONS = ("direct", "assisted", "miss")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,3 +28,11 @@ class LookupRecord:
 class LookupTotals:
     by_decision: dict[str, int]
     tokens_saved: int
+
+
+@dataclass(frozen=True, slots=True)
+class EntryUsage:
+    """The decisions an entry was the best match of, and the latest of them."""
+
+    by_decision: dict[str, int]
+    recent: list[dict[str, Any]]

@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memory_guard.embeddings.base import Vectors
+from memory_guard.memory.audit import Action, AuditEvent, Change
 from memory_guard.memory.entry import Entry, Scope, Source, Status
-from memory_guard.memory.lookups import LookupRecord, LookupTotals
+from memory_guard.memory.lookups import EntryUsage, LookupRecord, LookupTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +28,8 @@ class NewEntry:
     embedding_model: str | None
     tags: Sequence[str] = ()
     metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    id: int | None = None  # given only to bring a deleted entry back under its own id
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,16 +46,28 @@ class IndexRow:
 
 @dataclass(frozen=True, slots=True)
 class EntryFilter:
+    """What staff narrow a list to; `None` leaves a field free. Dates bound `created_at`."""
+
     status: Status | None = None
     agent: str | None = None
     project: str | None = None
     phase: str | None = None
+    source: Source | None = None
+    tag: str | None = None
+    created_from: datetime | None = None
+    created_before: datetime | None = None
 
 
 class MemoryStore(Protocol):
     """Every method is scoped by tenant where it reads or writes entries of one."""
 
-    async def insert(self, new: NewEntry, now: datetime) -> Entry: ...
+    async def insert(self, new: NewEntry, now: datetime, change: Change | None = None) -> Entry: ...
+
+    async def insert_many(
+        self, news: Sequence[NewEntry], now: datetime, change: Change | None = None
+    ) -> list[Entry]:
+        """All or nothing."""
+        ...
 
     async def get(self, tenant: str, entry_id: int) -> Entry | None: ...
 
@@ -76,7 +91,11 @@ class MemoryStore(Protocol):
 
     async def vector(self, entry_id: int) -> tuple[Vectors, str] | None: ...
 
-    async def update(self, tenant: str, entry_id: int, now: datetime, **fields: Any) -> Entry | None: ...
+    async def update(
+        self, tenant: str, entry_id: int, now: datetime, change: Change | None = None, **fields: Any
+    ) -> Entry | None:
+        """`change`, when given, is recorded in the audit trail with the change, atomically."""
+        ...
 
     async def record_lookup(
         self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
@@ -86,14 +105,44 @@ class MemoryStore(Protocol):
 
     async def lookup_totals(self, tenant: str) -> LookupTotals: ...
 
-    async def delete(self, tenant: str, entry_id: int) -> bool: ...
+    async def delete(
+        self, tenant: str, entry_id: int, now: datetime, change: Change | None = None
+    ) -> bool: ...
 
-    async def delete_expired(self, tenant: str, aged_before: datetime, now: datetime) -> list[int]: ...
+    async def delete_expired(
+        self, tenant: str, aged_before: datetime, now: datetime, change: Change | None = None
+    ) -> list[int]: ...
 
-    async def count_by_status(self, tenant: str) -> dict[str, int]: ...
+    async def count_by(self, tenant: str, column: str) -> dict[str, int]: ...
+
+    async def statuses_by_key(self, tenant: str, keys: Sequence[str]) -> dict[str, set[Status]]: ...
 
     async def ids_to_reembed(self, model_id: str, everything: bool) -> list[int]: ...
 
     async def questions(self, ids: Sequence[int]) -> list[tuple[int, str]]: ...
 
     async def set_vectors(self, vectors: Sequence[tuple[int, Vectors]], model_id: str) -> None: ...
+
+
+class AuditLog(Protocol):
+    async def event(self, tenant: str, event_id: int) -> AuditEvent | None: ...
+
+    async def events(
+        self,
+        tenant: str,
+        *,
+        entry_id: int | None = None,
+        actions: Sequence[Action] = (),
+        limit: int = 50,
+        before_id: int | None = None,
+    ) -> list[AuditEvent]:
+        """Newest first; `before_id` is the cursor."""
+        ...
+
+
+class LookupLog(Protocol):
+    async def usage(self, tenant: str, entry_id: int, recent: int = 20) -> EntryUsage: ...
+
+    async def timeline(self, tenant: str, since: datetime) -> dict[str, dict[str, int]]:
+        """Decisions per UTC day (`YYYY-MM-DD`) from `since` on."""
+        ...

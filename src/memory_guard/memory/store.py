@@ -7,11 +7,14 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
 
+import aiosqlite
 import numpy as np
 
 from memory_guard.clock import from_text, to_text
 from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
+from memory_guard.memory.audit import Change
+from memory_guard.memory.audit_store import write_event
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 from memory_guard.memory.lookups import LookupRecord, LookupTotals
 from memory_guard.memory.storage import EntryFilter, IndexRow, NewEntry
@@ -20,6 +23,14 @@ _COLUMNS = (
     "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
     "status, source, tags, embedding_model, updated_at, last_used_at, expires_at"
 )
+
+
+def _column_value(name: str, value: Any) -> Any:
+    if name in {"tags", "metadata"}:
+        return json.dumps(value)
+    if isinstance(value, datetime):
+        return to_text(value)
+    return getattr(value, "value", value)
 
 
 def vector_to_blob(vector: Vectors) -> bytes:
@@ -55,6 +66,7 @@ def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
     params: list[Any] = [tenant]
     for column, value in (
         ("status", where.status.value if where.status else None),
+        ("source", where.source.value if where.source else None),
         ("agent", where.agent),
         ("project", where.project),
         ("phase", where.phase),
@@ -62,7 +74,54 @@ def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
+    if where.tag is not None:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(responses.tags) WHERE json_each.value = ?)")
+        params.append(where.tag)
+    if where.created_from is not None:
+        clauses.append("created_at >= ?")
+        params.append(to_text(where.created_from))
+    if where.created_before is not None:
+        clauses.append("created_at < ?")
+        params.append(to_text(where.created_before))
     return clauses, params
+
+
+async def _fetch_row(conn: aiosqlite.Connection, tenant: str, entry_id: int) -> Row | None:
+    """An entry's row read inside a write transaction, to see what the transaction sees."""
+    async with conn.execute(
+        f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant)
+    ) as cursor:
+        row: Row | None = await cursor.fetchone()
+        return row
+
+
+def _insert_params(new: NewEntry, stamp: str) -> tuple[Any, ...]:
+    return (
+        new.id,
+        new.key_hash,
+        new.question,
+        new.answer,
+        json.dumps(new.metadata or {}),
+        vector_to_blob(new.vector) if new.vector is not None else None,
+        stamp,
+        new.scope.tenant,
+        new.scope.agent,
+        new.scope.project,
+        new.scope.phase,
+        new.status.value,
+        new.source.value,
+        json.dumps(list(new.tags)),
+        new.embedding_model if new.vector is not None else None,
+        stamp,
+        to_text(new.expires_at) if new.expires_at else None,
+    )
+
+
+_INSERT = (
+    "INSERT INTO responses (id, key_hash, question, answer, metadata, embedding, created_at, usage_count, "
+    "tenant, agent, project, phase, status, source, tags, embedding_model, updated_at, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class SqliteMemoryStore:
@@ -71,36 +130,25 @@ class SqliteMemoryStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def insert(self, new: NewEntry, now: datetime) -> Entry:
+    async def insert(self, new: NewEntry, now: datetime, change: Change | None = None) -> Entry:
+        return (await self.insert_many([new], now, change))[0]
+
+    async def insert_many(
+        self, news: Sequence[NewEntry], now: datetime, change: Change | None = None
+    ) -> list[Entry]:
+        """Insert every entry or none (one transaction), each with its audit event."""
         stamp = to_text(now)
+        rows: list[Row] = []
         async with self._db.transaction() as conn:
-            cursor = await conn.execute(
-                "INSERT INTO responses (key_hash, question, answer, metadata, embedding, created_at, "
-                "usage_count, tenant, agent, project, phase, status, source, tags, embedding_model, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    new.key_hash,
-                    new.question,
-                    new.answer,
-                    json.dumps(new.metadata or {}),
-                    vector_to_blob(new.vector) if new.vector is not None else None,
-                    stamp,
-                    new.scope.tenant,
-                    new.scope.agent,
-                    new.scope.project,
-                    new.scope.phase,
-                    new.status.value,
-                    new.source.value,
-                    json.dumps(list(new.tags)),
-                    new.embedding_model if new.vector is not None else None,
-                    stamp,
-                ),
-            )
-            entry_id = cursor.lastrowid
-        assert entry_id is not None
-        entry = await self.get(new.scope.tenant, entry_id)
-        assert entry is not None
-        return entry
+            for new in news:
+                cursor = await conn.execute(_INSERT, _insert_params(new, stamp))
+                assert cursor.lastrowid is not None
+                row = await _fetch_row(conn, new.scope.tenant, cursor.lastrowid)
+                assert row is not None
+                if change is not None:
+                    await write_event(conn, new.scope.tenant, row["id"], change, None, row, now)
+                rows.append(row)
+        return [_row_to_entry(row) for row in rows]
 
     async def get(self, tenant: str, entry_id: int) -> Entry | None:
         row = await self._db.fetch_one(
@@ -175,7 +223,9 @@ class SqliteMemoryStore:
             return None
         return blob_to_vector(row["embedding"]), row["embedding_model"]
 
-    async def update(self, tenant: str, entry_id: int, now: datetime, **fields: Any) -> Entry | None:
+    async def update(
+        self, tenant: str, entry_id: int, now: datetime, change: Change | None = None, **fields: Any
+    ) -> Entry | None:
         """Set columns by name (`answer`, `status`, `tags`, `metadata`...); `vector` sets the embedding."""
         assignments = ["updated_at = ?"]
         params: list[Any] = [to_text(now)]
@@ -185,14 +235,20 @@ class SqliteMemoryStore:
                 params.append(vector_to_blob(value))
                 continue
             assignments.append(f"{name} = ?")
-            params.append(
-                json.dumps(value) if name in {"tags", "metadata"} else getattr(value, "value", value)
+            params.append(_column_value(name, value))
+        async with self._db.transaction() as conn:
+            before = await _fetch_row(conn, tenant, entry_id)
+            if before is None:
+                return None
+            await conn.execute(
+                f"UPDATE responses SET {', '.join(assignments)} WHERE id = ? AND tenant = ?",
+                (*params, entry_id, tenant),
             )
-        count = await self._db.execute(
-            f"UPDATE responses SET {', '.join(assignments)} WHERE id = ? AND tenant = ?",
-            (*params, entry_id, tenant),
-        )
-        return await self.get(tenant, entry_id) if count else None
+            after = await _fetch_row(conn, tenant, entry_id)
+            assert after is not None
+            if change is not None:
+                await write_event(conn, tenant, entry_id, change, before, after, now)
+        return _row_to_entry(after)
 
     async def record_lookup(
         self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
@@ -242,29 +298,55 @@ class SqliteMemoryStore:
         counts.update({row["decision"]: row["n"] for row in rows})
         return LookupTotals(by_decision=counts, tokens_saved=sum(row["saved"] for row in rows))
 
-    async def delete(self, tenant: str, entry_id: int) -> bool:
-        return (
-            await self._db.execute("DELETE FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant))
-            > 0
-        )
+    async def delete(self, tenant: str, entry_id: int, now: datetime, change: Change | None = None) -> bool:
+        async with self._db.transaction() as conn:
+            before = await _fetch_row(conn, tenant, entry_id)
+            if before is None:
+                return False
+            await conn.execute("DELETE FROM responses WHERE id = ?", (entry_id,))
+            if change is not None:
+                await write_event(conn, tenant, entry_id, change, before, None, now)
+        return True
 
-    async def delete_expired(self, tenant: str, aged_before: datetime, now: datetime) -> list[int]:
+    async def delete_expired(
+        self, tenant: str, aged_before: datetime, now: datetime, change: Change | None = None
+    ) -> list[int]:
         """Remove entries not updated since `aged_before` or past their explicit expiry."""
         condition = "tenant = ? AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
         params = (tenant, to_text(aged_before), to_text(now))
         async with self._db.transaction() as conn:
-            async with conn.execute(f"SELECT id FROM responses WHERE {condition}", params) as cursor:
-                ids = [row["id"] for row in await cursor.fetchall()]
+            async with conn.execute(f"SELECT {_COLUMNS} FROM responses WHERE {condition}", params) as cursor:
+                rows = list(await cursor.fetchall())
             await conn.execute(f"DELETE FROM responses WHERE {condition}", params)
-        return ids
+            if change is not None:
+                for row in rows:
+                    await write_event(conn, tenant, row["id"], change, row, None, now)
+        return [row["id"] for row in rows]
 
-    async def count_by_status(self, tenant: str) -> dict[str, int]:
+    async def count_by(self, tenant: str, column: str) -> dict[str, int]:
+        """Entries per `status` or per `source`, every value present (zero when none)."""
+        values = {"status": Status, "source": Source}[column]
         rows = await self._db.fetch_all(
-            "SELECT status, COUNT(*) AS n FROM responses WHERE tenant = ? GROUP BY status", (tenant,)
+            f"SELECT {column} AS value, COUNT(*) AS n FROM responses WHERE tenant = ? GROUP BY {column}",
+            (tenant,),
         )
-        counts = {status.value: 0 for status in Status}
-        counts.update({row["status"]: row["n"] for row in rows})
+        counts = {value.value: 0 for value in values}
+        counts.update({row["value"]: row["n"] for row in rows})
         return counts
+
+    async def statuses_by_key(self, tenant: str, keys: Sequence[str]) -> dict[str, set[Status]]:
+        """The statuses of the entries stored under each of these normalized-question keys."""
+        found: dict[str, set[Status]] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = await self._db.fetch_all(
+                "SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? "
+                f"AND key_hash IN ({placeholders(chunk)})",
+                (tenant, *chunk),
+            )
+            for row in rows:
+                found.setdefault(row["key_hash"], set()).add(Status(row["status"]))
+        return found
 
     async def ids_to_reembed(self, model_id: str, everything: bool) -> list[int]:
         sql = "SELECT id FROM responses"

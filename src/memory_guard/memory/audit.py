@@ -1,0 +1,91 @@
+"""The audit trail: who changed which entry, when, and what it was before and after.
+
+Each event is written in the same transaction as the change it records, so the trail
+never claims a change that did not happen nor misses one that did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from memory_guard.clock import from_text, to_text
+from memory_guard.memory.entry import Source, Status
+
+
+class Action(StrEnum):
+    CREATE = "create"
+    EDIT = "edit"
+    VALIDATE = "validate"
+    OBSOLETE = "obsolete"
+    DELETE = "delete"
+    PRUNE = "prune"
+    IMPORT = "import"
+    FEEDBACK = "feedback"
+    RESTORE = "restore"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Who makes a change and what kind it is; stores record it next to the change itself."""
+
+    actor: str
+    action: Action
+
+
+# What an event keeps of an entry: everything but its vector, which the question determines.
+SNAPSHOT_FIELDS = (
+    "question",
+    "answer",
+    "status",
+    "source",
+    "agent",
+    "project",
+    "phase",
+    "tags",
+    "metadata",
+    "usage_count",
+    "created_at",
+    "updated_at",
+    "last_used_at",
+    "expires_at",
+    "embedding_model",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    id: int
+    entry_id: int
+    at: datetime
+    actor: str
+    action: Action
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    def to_public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "entry_id": self.entry_id,
+            "at": to_text(self.at),
+            "actor": self.actor,
+            "action": self.action.value,
+            "before": self.before,
+            "after": self.after,
+        }
+
+
+def restorable(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The columns a restore writes back from a snapshot; counters and dates stay as they are."""
+    expiry = snapshot["expires_at"]
+    return {
+        "question": snapshot["question"],
+        "answer": snapshot["answer"],
+        "status": Status(snapshot["status"]),
+        "source": Source(snapshot["source"]),
+        "tags": list(snapshot["tags"]),
+        "metadata": dict(snapshot["metadata"]),
+        "expires_at": from_text(expiry) if expiry else None,
+    }

@@ -1,0 +1,85 @@
+"""What the memory holds and what it saved: the figures of `GET /staff/memory/stats`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from memory_guard.clock import Clock
+from memory_guard.hits.service import HitService
+from memory_guard.memory.lookups import DECISIONS
+from memory_guard.memory.storage import LookupLog, MemoryStore
+from memory_guard.verify.judge import JudgementStore
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """What the upstream charges for 1,000 tokens, prompt and completion alike: an estimate."""
+
+    per_1k_tokens: float
+    currency: str
+
+
+class MemoryStats:
+    def __init__(
+        self,
+        store: MemoryStore,
+        lookups: LookupLog,
+        hits: HitService,
+        judgements: JudgementStore,
+        judge_enabled: bool,
+        price: Price,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._lookups = lookups
+        self._hits = hits
+        self._judgements = judgements
+        self._judge_enabled = judge_enabled
+        self._price = price
+        self._clock = clock
+
+    async def report(self, tenant: str, days: int) -> dict[str, Any]:
+        totals = await self._store.lookup_totals(tenant)
+        decided = sum(totals.by_decision[d] for d in DECISIONS)
+        direct = totals.by_decision["direct"]
+        by_status = await self._store.count_by(tenant, "status")
+        return {
+            "entries": {**by_status, "total": sum(by_status.values())},
+            "entries_by_source": await self._store.count_by(tenant, "source"),
+            "lookups": {"total": decided, **{d: totals.by_decision[d] for d in DECISIONS}},
+            "hit_rate": round(direct / decided, 4) if decided else 0.0,
+            "llm_calls_avoided": direct,
+            "tokens_saved": totals.tokens_saved,
+            "cost_avoided": {
+                "amount": round(totals.tokens_saved / 1000 * self._price.per_1k_tokens, 4),
+                "currency": self._price.currency,
+                "price_per_1k_tokens": self._price.per_1k_tokens,
+            },
+            "timeline": await self._timeline(tenant, days),
+            "served": await self._hits.stats(tenant),
+            "judge": await self._judge(tenant),
+        }
+
+    async def _timeline(self, tenant: str, days: int) -> list[dict[str, Any]]:
+        """One point per UTC day of the last `days`, today included, zeros where nothing happened."""
+        today = self._clock().date()
+        first = today - timedelta(days=days - 1)
+        start = self._clock().replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
+        counted = await self._lookups.timeline(tenant, start)
+        points = []
+        for offset in range(days):
+            day = (first + timedelta(days=offset)).isoformat()
+            points.append({"day": day, **counted.get(day, dict.fromkeys(DECISIONS, 0))})
+        return points
+
+    async def _judge(self, tenant: str) -> dict[str, Any]:
+        """What the LLM judge cost: its verdicts kept stay counted after it is switched off."""
+        totals = await self._judgements.totals(tenant)
+        return {
+            "enabled": self._judge_enabled,
+            "calls": totals.calls,
+            "prompt_tokens": totals.prompt_tokens,
+            "completion_tokens": totals.completion_tokens,
+        }
