@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from memory_guard.agent.llm import ChatModel
-from memory_guard.api import chat, ops, staff, staff_reports, staff_transfer
+from memory_guard.api import chat, ops, staff, staff_reports, staff_transfer, ui
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
 from memory_guard.api.limits import BodyLimit
@@ -68,6 +68,8 @@ def create_app(
 
     app.include_router(ops.router)
     app.include_router(chat.router)
+    # Before staff.router, whose /staff/memory/{entry_id} would otherwise take /staff/memory/ui.
+    app.include_router(ui.router)
     # Before `staff`, whose /staff/memory/{entry_id} would otherwise take /stats, /audit, /export.
     app.include_router(staff_reports.router)
     app.include_router(staff_transfer.router)
