@@ -9,8 +9,10 @@ from pathlib import Path
 import httpx
 
 from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.services import Services
+from memory_guard.settings import Settings
 from tests.conftest import client_for
-from tests.server import LiveApp, chat
+from tests.server import LiveApp, chat, parse_sse
 from tests.test_ops_and_cli import _run_cli
 
 NDJSON = {"Content-Type": "application/x-ndjson"}
@@ -73,6 +75,23 @@ def test_export_then_import_moves_a_memory_to_another_tenant(live: LiveApp) -> N
         assert [json.loads(line)["answer"] for line in only_validated.text.splitlines()] == ["5 %"]
         history = globex_staff.get("/staff/memory/audit", params={"action": "import"}).json()["items"]
         assert len(history) == 3 and history[0]["after"] is not None
+
+
+def test_a_streamed_import_reports_its_progress_then_the_report(acme_staff: httpx.Client) -> None:
+    rows = [{"question": f"Quel est le délai du lot n° {n} ?", "answer": f"{n} jours"} for n in range(150)]
+    headers = {**NDJSON, "Accept": "text/event-stream"}
+    with acme_staff.stream("POST", "/staff/memory/import", content=_jsonl(rows), headers=headers) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse([line.rstrip("\r") for line in response.iter_lines()])
+    progress = [e.data for e in events if e.event == "progress"]
+    assert [(p["done"], p["total"]) for p in progress] == [(0, 150), (64, 150), (128, 150), (150, 150)]
+    assert [e.event for e in events][-1] == "done"
+    assert events[-1].data == {"type": "done", "imported": 150, "already_present": 0, "skipped": []}
+    assert len(acme_staff.get("/staff/memory", params={"limit": 200}).json()["items"]) == 150
+
+    # A bad file is refused before any event, with the same error as without streaming.
+    refused = acme_staff.post("/staff/memory/import", content=b"{oops", headers=headers)
+    assert refused.status_code == 422 and refused.json()["error"]["code"] == "invalid_import"
 
 
 def test_imported_questions_are_re_embedded_with_the_configured_model(acme_staff: httpx.Client) -> None:
@@ -178,3 +197,26 @@ def test_command_line_export_and_import_with_a_progress_bar(tmp_path: Path) -> N
     assert skipped.returncode == 0 and "imported 1 entries" in skipped.stdout
     missing = _run_cli(tmp_path, "import", str(tmp_path / "absent.jsonl"))
     assert missing.returncode != 0 and "cannot read" in missing.stderr
+
+
+async def test_an_import_stopped_midway_stores_nothing(tmp_path: Path) -> None:
+    settings = Settings(_env_file=None, memory_db_path=tmp_path / "m.db", embedding_provider="hashing")  # type: ignore[call-arg]
+    services = await Services.open(settings, embedder=HashingEmbedder())
+    try:
+        rows = [{"question": f"Question numéro {n} ?", "answer": "r"} for n in range(200)]
+        lines = _jsonl(rows).decode().split("\n")
+        plan = await services.transfer.plan_import("acme", lines)
+        steps = services.transfer.run_import(plan, "test")
+        assert (await anext(steps)).done == 0
+        assert (await anext(steps)).done == 64
+        await steps.aclose()  # what a closed event stream or Ctrl-C does
+        assert await services.memory.store.count_by("acme", "status") == {
+            "auto": 0,
+            "validated": 0,
+            "obsolete": 0,
+        }
+        assert len(services.memory.index) == 0
+        report = await services.transfer.import_lines("acme", lines, "test")
+        assert report.imported == 200, "nothing was left half-stored: run again, it stores everything"
+    finally:
+        await services.aclose()

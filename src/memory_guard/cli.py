@@ -144,24 +144,18 @@ async def _import(args: argparse.Namespace, lines: list[str]) -> int:
     from memory_guard.services import Services
 
     services = await Services.open(_settings())
-    bar = tqdm(unit="entry", desc=f"importing into {args.tenant!r}")
     try:
-        report = await services.transfer.import_lines(
-            args.tenant,
-            lines,
-            _operator(),
-            skip_bad_lines=args.skip_bad_lines,
-            on_total=lambda total: setattr(bar, "total", total),
-            on_progress=bar.update,
-        )
+        plan = await services.transfer.plan_import(args.tenant, lines, args.skip_bad_lines)
+        with tqdm(total=len(plan.fresh), unit="entry", desc=f"importing into {args.tenant!r}") as bar:
+            async for progress in services.transfer.run_import(plan, _operator()):
+                bar.update(progress.done - bar.n)
     except MemoryGuardError as exc:
-        bar.close()
         for line in exc.extra.get("lines", []):
             print(f"line {line['line']}: {line['message']}", file=sys.stderr)
         sys.exit(f"memory-guard: {exc.message}")
     finally:
-        bar.close()
         await services.aclose()
+    report = plan.report
     for skipped in report.skipped:
         print(f"skipped line {skipped.line}: {skipped.message}", file=sys.stderr)
     print(

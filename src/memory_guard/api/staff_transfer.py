@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
+from sse_starlette.sse import EventSourceResponse
 
 from memory_guard.api.deps import ServicesDep, StaffDep
 from memory_guard.api.filters import EntryFilterDep
-from memory_guard.errors import InvalidRequest, PayloadTooLarge
+from memory_guard.api.sse import PING_SECONDS
+from memory_guard.errors import InvalidRequest, MemoryGuardError, PayloadTooLarge
+from memory_guard.memory.transfer import ImportProgress
 
+logger = logging.getLogger(__name__)
 router = APIRouter(prefix="/staff/memory")
 
 IMPORT_PATH = "/staff/memory/import"
@@ -26,13 +33,45 @@ async def export(principal: StaffDep, services: ServicesDep, where: EntryFilterD
     )
 
 
-@router.post(IMPORT_PATH.removeprefix("/staff/memory"))
+@router.post(IMPORT_PATH.removeprefix("/staff/memory"), response_model=None)
 async def import_entries(
     request: Request, principal: StaffDep, services: ServicesDep, skip_bad_lines: bool = False
-) -> dict[str, Any]:
+) -> dict[str, Any] | EventSourceResponse:
     """The body is the JSON Lines file itself. Nothing is imported from a file with a bad line
-    unless `skip_bad_lines` is true."""
-    limit = services.settings.import_max_bytes
+    unless `skip_bad_lines` is true. With `Accept: text/event-stream` the answer is a stream of
+    `progress` events ({done, total} entries embedded) ending with one `done` (the report) or
+    one `error`; a bad file is refused before the stream starts, with the same 4xx as without."""
+    lines = await _lines(request, services.settings.import_max_bytes)
+    plan = await services.transfer.plan_import(principal.tenant, lines, skip_bad_lines)
+    progress = services.transfer.run_import(plan, principal.actor)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return EventSourceResponse(_progress_frames(progress), ping=PING_SECONDS)
+    async for _ in progress:
+        pass
+    return plan.report.to_public()
+
+
+async def _progress_frames(progress: AsyncIterator[ImportProgress]) -> AsyncIterator[dict[str, str]]:
+    try:
+        async for step in progress:
+            if step.report is None:
+                yield _frame("progress", {"done": step.done, "total": step.total})
+            else:
+                yield _frame("done", step.report.to_public())
+    except MemoryGuardError as exc:
+        yield _frame("error", {"code": exc.code, "message": exc.message})
+    except Exception:
+        # Past the first event the status line is sent: the stream itself must say it failed.
+        logger.exception("an import failed midway; nothing of it was stored")
+        yield _frame("error", {"code": "internal_error", "message": "the import failed; nothing was stored"})
+
+
+def _frame(kind: str, data: dict[str, Any]) -> dict[str, str]:
+    return {"event": kind, "data": json.dumps({"type": kind, **data}, ensure_ascii=False)}
+
+
+async def _lines(request: Request, limit: int) -> list[str]:
+    """The uploaded file's lines; refuses a file over `limit` bytes or not in UTF-8."""
     body = bytearray()
     # Read by chunks so that a body sent without Content-Length cannot exceed the limit either.
     async for chunk in request.stream():
@@ -46,6 +85,4 @@ async def import_entries(
             f"the file is not UTF-8 text (byte {exc.start} cannot be read)", code="invalid_encoding"
         ) from None
     # Split on newlines only: a JSON string may hold U+2028, which str.splitlines would cut.
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    report = await services.transfer.import_lines(principal.tenant, lines, principal.actor, skip_bad_lines)
-    return report.to_public()
+    return [line.removesuffix("\r") for line in text.split("\n")]

@@ -8,7 +8,7 @@ not obsolete) are left as they are, so importing a file twice changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,17 @@ class ImportReport:
         }
 
 
-Progress = Callable[[int], Any]
+@dataclass(slots=True)
+class ImportPlan:
+    fresh: list[tuple[ImportLine, str]]  # the lines to store, with their exact-match keys
+    report: ImportReport
+
+
+@dataclass(frozen=True, slots=True)
+class ImportProgress:
+    done: int
+    total: int
+    report: ImportReport | None = None  # given once, when the import is stored
 
 
 class MemoryTransfer:
@@ -71,15 +81,11 @@ class MemoryTransfer:
                 return
             before = entries[-1].id
 
-    async def import_lines(
-        self,
-        tenant: str,
-        lines: Iterable[str],
-        actor: str,
-        skip_bad_lines: bool = False,
-        on_total: Progress = lambda total: None,
-        on_progress: Progress = lambda done: None,
-    ) -> ImportReport:
+    async def plan_import(
+        self, tenant: str, lines: Iterable[str], skip_bad_lines: bool = False
+    ) -> ImportPlan:
+        """Check every line and set aside those already stored; raises `InvalidImport` on a bad
+        line unless they are to be skipped. Nothing is written."""
         parsed, errors = parse_lines(lines, tenant, self._default_agent)
         if not parsed and not errors:
             raise InvalidRequest("the file holds no entry", code="empty_import")
@@ -87,18 +93,31 @@ class MemoryTransfer:
         errors = sorted(errors + repeats, key=lambda e: e.line)
         if errors and not skip_bad_lines:
             raise InvalidImport(errors)
-        report = ImportReport(already_present=present, skipped=errors)
-        on_total(len(fresh))
+        return ImportPlan(fresh, ImportReport(already_present=present, skipped=errors))
+
+    async def run_import(self, plan: ImportPlan, actor: str) -> AsyncIterator[ImportProgress]:
+        """Embed the planned entries batch by batch, telling how far it got after each, then store
+        them all in one transaction: an import stopped midway stores nothing."""
+        total = len(plan.fresh)
+        yield ImportProgress(0, total)
         news: list[NewEntry] = []
-        for start in range(0, len(fresh), BATCH):
-            batch = fresh[start : start + BATCH]
+        for start in range(0, total, BATCH):
+            batch = plan.fresh[start : start + BATCH]
             vectors = await self._memory.guard.embed_many([line.question for line, _ in batch])
             news.extend(self._new_entry(line, key, vectors[i]) for i, (line, key) in enumerate(batch))
-            on_progress(len(batch))
+            yield ImportProgress(len(news), total)
         if news:
             await self._memory.insert_many(news, Change(actor, Action.IMPORT))
-        report.imported = len(news)
-        return report
+        plan.report.imported = len(news)
+        yield ImportProgress(total, total, plan.report)
+
+    async def import_lines(
+        self, tenant: str, lines: Iterable[str], actor: str, skip_bad_lines: bool = False
+    ) -> ImportReport:
+        plan = await self.plan_import(tenant, lines, skip_bad_lines)
+        async for _ in self.run_import(plan, actor):
+            pass
+        return plan.report
 
     async def _split_known(
         self, tenant: str, parsed: list[ImportLine]
