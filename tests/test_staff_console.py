@@ -64,6 +64,19 @@ def test_filters_by_source_tag_and_creation_date(
     assert found.json()["items"][0]["id"] == other["id"]
 
 
+def test_filters_by_scope(acme_staff: httpx.Client) -> None:
+    plain = _faq(acme_staff)
+    p1 = _faq(acme_staff, project="P1")
+    p1_study = _faq(acme_staff, project="P1", phase="études")
+    esg = _faq(acme_staff, question=OTHER, agent="esg", project="P1")
+    assert _ids(acme_staff, project="P1") == [esg["id"], p1_study["id"], p1["id"]]
+    assert _ids(acme_staff, project="P1", phase="études") == [p1_study["id"]]
+    assert _ids(acme_staff, agent="esg") == [esg["id"]]
+    assert _ids(acme_staff, agent="default", project="P1") == [p1_study["id"], p1["id"]]
+    assert plain["id"] in _ids(acme_staff, agent="default")
+    assert _ids(acme_staff, project="P2") == []
+
+
 def test_a_new_question_is_re_embedded_and_served_under_its_new_wording(
     acme: httpx.Client, acme_staff: httpx.Client
 ) -> None:

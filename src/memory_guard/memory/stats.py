@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from memory_guard.clock import Clock
@@ -64,15 +64,11 @@ class MemoryStats:
 
     async def _timeline(self, tenant: str, days: int) -> list[dict[str, Any]]:
         """One point per UTC day of the last `days`, today included, zeros where nothing happened."""
-        today = self._clock().date()
-        first = today - timedelta(days=days - 1)
-        start = self._clock().replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
+        now = self._clock().astimezone(UTC)
+        start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
         counted = await self._lookups.timeline(tenant, start)
-        points = []
-        for offset in range(days):
-            day = (first + timedelta(days=offset)).isoformat()
-            points.append({"day": day, **counted.get(day, dict.fromkeys(DECISIONS, 0))})
-        return points
+        days_shown = ((start + timedelta(days=offset)).date().isoformat() for offset in range(days))
+        return [{"day": day, **counted.get(day, dict.fromkeys(DECISIONS, 0))} for day in days_shown]
 
     async def _judge(self, tenant: str) -> dict[str, Any]:
         """What the LLM judge cost: its verdicts kept stay counted after it is switched off."""

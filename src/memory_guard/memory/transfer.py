@@ -2,8 +2,9 @@
 
 An import is all or nothing: every line is checked first, and a file with a bad line
 imports nothing unless the caller asks to skip bad lines. Questions are re-embedded with
-the configured model; entries already present (same normalized question in the same scope,
-not obsolete) are left as they are, so importing a file twice changes nothing.
+the configured model. A line whose question is already stored in its scope (same normalized
+question, in a live entry; for an obsolete line, in any entry) is left out, so importing a file
+twice changes nothing.
 """
 
 from __future__ import annotations

@@ -66,8 +66,10 @@ async function failure(response) {
   return new ApiError(response.status, code, message, lines);
 }
 
-async function call(method, path, { params, json, body, contentType, key, as = "json" } = {}) {
+// Sends one request; an answer that is not 2xx becomes an ApiError (a 401 also ends the session).
+async function send(method, path, { params, json, body, contentType, key, accept } = {}) {
   const headers = { Authorization: `Bearer ${key ?? keyStore.get() ?? ""}` };
+  if (accept) headers.Accept = accept;
   let payload = body;
   if (json !== undefined) {
     headers["Content-Type"] = "application/json";
@@ -87,8 +89,82 @@ async function call(method, path, { params, json, body, contentType, key, as = "
     if (response.status === 401 && key === undefined) onUnauthorized(error);
     throw error;
   }
+  return response;
+}
+
+async function call(method, path, { as = "json", ...options } = {}) {
+  const response = await send(method, path, options);
   if (response.status === 204) return null;
   return as === "blob" ? response.blob() : response.json();
+}
+
+// The frames of a text/event-stream body, as { event, data } once each blank line ends one. Comment
+// lines (": ping") and other fields are skipped; a line may end with \r\n or \n.
+async function* eventFrames(body) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let frame = { event: "", data: [] };
+  try {
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch {
+        throw new ApiError(0, "network", t("import.cut"));
+      }
+      buffer += chunk.done ? decoder.decode() : decoder.decode(chunk.value, { stream: true });
+      const lines = buffer.split("\n");
+      // The last piece may be half a line: it waits for the next chunk.
+      buffer = lines.pop();
+      for (const raw of lines) {
+        const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+        if (line === "") {
+          if (frame.data.length) yield { event: frame.event || "message", data: frame.data.join("\n") };
+          frame = { event: "", data: [] };
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const cut = line.indexOf(":");
+        const name = cut < 0 ? line : line.slice(0, cut);
+        const value = cut < 0 ? "" : line.slice(cut + 1).replace(/^ /, "");
+        if (name === "event") frame.event = value;
+        else if (name === "data") frame.data.push(value);
+      }
+      // A frame the stream did not finish with a blank line is dropped, as EventSource does.
+      if (chunk.done) return;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+// Imports a JSONL file, reporting `progress` frames ({done, total}) as they come; resolves with the
+// report of the `done` frame. A server that answers plain JSON (no stream) is read as before.
+async function importJsonl(file, skipBadLines, onProgress = () => {}) {
+  const response = await send("POST", "/import", {
+    params: { skip_bad_lines: skipBadLines ? "true" : "false" },
+    body: file,
+    contentType: "application/x-ndjson",
+    accept: "text/event-stream",
+  });
+  if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return response.json();
+  for await (const frame of eventFrames(response.body)) {
+    let data;
+    try {
+      data = JSON.parse(frame.data);
+    } catch {
+      continue;
+    }
+    if (frame.event === "progress") onProgress({ done: Number(data.done) || 0, total: Number(data.total) || 0 });
+    else if (frame.event === "done") return data;
+    else if (frame.event === "error") {
+      const error = new ApiError(0, String(data.code ?? "import_failed"), t("import.error", { message: data.message ?? "" }));
+      error.nothingStored = true;
+      throw error;
+    }
+  }
+  throw new ApiError(0, "stream_cut", t("import.cut"));
 }
 
 const entry = (id) => `/${encodeURIComponent(id)}`;
@@ -108,12 +184,8 @@ export const api = {
   audit: (params) => call("GET", "/audit", { params }),
   stats: (days) => call("GET", "/stats", { params: { days } }),
   exportJsonl: (params) => call("GET", "/export", { params, as: "blob" }),
-  importJsonl: (file, skipBadLines) =>
-    call("POST", "/import", {
-      params: { skip_bad_lines: skipBadLines ? "true" : "false" },
-      body: file,
-      contentType: "application/x-ndjson",
-    }),
+  restore: (eventId) => call("POST", `/audit/${encodeURIComponent(eventId)}/restore`),
+  importJsonl,
 };
 
 // Saves a blob as a file through a short-lived object URL (the key never appears in a link).

@@ -108,15 +108,22 @@ export function clearNotice() {
 }
 
 // Asks in a modal <dialog>; resolves true only when the person chose `okText`. Escape cancels.
-export function confirmDialog(message, okText) {
+// `details` (nodes) show what the action will do, under the question; `kind` styles the OK button.
+export function confirmDialog(message, okText, { details = [], kind = "danger" } = {}) {
   return new Promise((resolve) => {
     const messageId = uid("confirm");
     const cancel = el("button", { type: "submit", value: "cancel", id: "confirm-cancel", text: t("common.cancel") });
-    const ok = el("button", { type: "submit", value: "ok", id: "confirm-ok", class: "danger", text: okText });
+    const ok = el("button", { type: "submit", value: "ok", id: "confirm-ok", class: kind, text: okText });
     const dialog = el(
       "dialog",
       { class: "confirm", "aria-labelledby": messageId },
-      el("form", { method: "dialog" }, el("p", { id: messageId, text: message }), el("div", { class: "actions" }, cancel, ok)),
+      el(
+        "form",
+        { method: "dialog" },
+        el("p", { id: messageId, text: message }),
+        details,
+        el("div", { class: "actions" }, cancel, ok),
+      ),
     );
     const opener = document.activeElement;
     dialog.addEventListener("close", () => {

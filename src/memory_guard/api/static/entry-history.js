@@ -2,7 +2,7 @@
 // why without taking the rest of the page with it.
 import { api } from "./api.js";
 import { formatDateTime, formatNumber, label, t } from "./i18n.js";
-import { badge, el, heading, readable, table, truncate } from "./dom.js";
+import { badge, confirmDialog, el, heading, notify, readable, table, truncate } from "./dom.js";
 
 const COMPARED = ["question", "answer", "tags", "expires_at", "source", "agent", "project", "phase"];
 
@@ -56,27 +56,84 @@ export function eventDetails(event) {
   return parts;
 }
 
-export function historySection(id) {
+// What a restore brings back, shown in its confirmation: the status, the question and the answer.
+function restorePreview(before, gone) {
+  return [
+    el(
+      "dl",
+      { class: "fields restore-preview" },
+      el("dt", { text: t("field.status") }),
+      el("dd", {}, badge("status", before.status)),
+      el("dt", { text: t("field.question") }),
+      el("dd", { text: truncate(before.question, 160) }),
+      el("dt", { text: t("field.answer") }),
+      el("dd", { class: "preview-answer", text: truncate(before.answer, 280) }),
+    ),
+    gone ? el("p", { class: "muted", text: t("restore.comeback") }) : null,
+    el("p", { class: "muted", text: t("restore.note") }),
+  ];
+}
+
+// Undoes one recorded change after a confirmation, then opens the entry as it now is. Only an event
+// with a `before` snapshot has one (a creation or an import has nothing before it).
+export function restoreButton(event, context, gone = false) {
+  if (!event.before) return null;
+  const action = label("action", event.action);
+  const at = formatDateTime(event.at);
+  const button = el("button", {
+    type: "button",
+    class: "small",
+    dataset: { restoreEvent: event.id },
+    "aria-label": t("restore.name", { action, at }),
+    text: t("restore.button"),
+  });
+  button.addEventListener("click", async () => {
+    const id = event.entry_id;
+    const details = restorePreview(event.before, gone);
+    if (!(await confirmDialog(t("confirm.restore", { id, action, at }), t("restore.button"), { details, kind: "primary" }))) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      const entry = await api.restore(event.id);
+      const back = entry?.id ?? id;
+      context.go(`#/entry/${back}`, { text: t("done.restored", { id: back }), kind: "ok" });
+    } catch (error) {
+      notify(readable(error), "error");
+      button.disabled = false;
+    }
+  });
+  return el("div", { class: "row-actions" }, button);
+}
+
+function historyTable(events, context, gone) {
+  if (!events.length) return el("p", { class: "muted", text: t("history.empty") });
+  const headers = [t("col.at"), t("col.actor"), t("col.action"), t("col.details")];
+  const rows = events.map((event) =>
+    el(
+      "tr",
+      { dataset: { action: event.action, eventId: event.id } },
+      el("td", { class: "nowrap", text: formatDateTime(event.at) }),
+      el("td", { text: event.actor ?? "—" }),
+      el("td", {}, badge("action", event.action)),
+      el("td", {}, eventDetails(event), restoreButton(event, context, gone)),
+    ),
+  );
+  return table(headers, rows, "history-table");
+}
+
+// The events of an entry, newest first; `events` given when the caller already has them (the page of
+// a deleted entry), which also says that the entry is gone.
+export function historySection(id, context, events = null) {
   const section = el("section", { class: "history", id: "entry-history" }, heading(t("history.title"), "h3"));
+  if (events) {
+    section.append(historyTable(events, context, true));
+    return section;
+  }
   const loading = el("p", { class: "muted", text: t("common.loading") });
   section.append(loading);
   api.history(id).then(
-    (body) => {
-      const events = body.items ?? [];
-      if (!events.length) return loading.replaceWith(el("p", { class: "muted", text: t("history.empty") }));
-      const headers = [t("col.at"), t("col.actor"), t("col.action"), t("col.details")];
-      const rows = events.map((event) =>
-        el(
-          "tr",
-          { dataset: { action: event.action } },
-          el("td", { class: "nowrap", text: formatDateTime(event.at) }),
-          el("td", { text: event.actor ?? "—" }),
-          el("td", {}, badge("action", event.action)),
-          el("td", {}, eventDetails(event)),
-        ),
-      );
-      loading.replaceWith(table(headers, rows, "history-table"));
-    },
+    (body) => loading.replaceWith(historyTable(body.items ?? [], context, false)),
     (error) => loading.replaceWith(unavailable(error)),
   );
   return section;

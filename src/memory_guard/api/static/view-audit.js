@@ -1,21 +1,21 @@
 // The audit log: every staff (and learning, import, feedback) action, newest first, page by page.
 import { api } from "./api.js";
-import { eventDetails } from "./entry-history.js";
+import { eventDetails, restoreButton } from "./entry-history.js";
 import { formatDateTime, label, t } from "./i18n.js";
 import { badge, el, errorBox, field, heading, input, select, table } from "./dom.js";
 
-const ACTIONS = ["create", "edit", "validate", "obsolete", "delete", "prune", "import", "feedback"];
+const ACTIONS = ["create", "edit", "validate", "obsolete", "delete", "prune", "import", "feedback", "restore"];
 const PAGE_SIZE = 50;
 
-function row(event) {
+function row(event, context) {
   return el(
     "tr",
-    { dataset: { eventId: event.id } },
+    { dataset: { eventId: event.id, action: event.action } },
     el("td", { class: "nowrap", text: formatDateTime(event.at) }),
     el("td", { text: event.actor ?? "—" }),
     el("td", {}, badge("action", event.action)),
     el("td", {}, el("a", { href: `#/entry/${event.entry_id}`, text: `#${event.entry_id}` })),
-    el("td", {}, eventDetails(event)),
+    el("td", {}, eventDetails(event), restoreButton(event, context)),
   );
 }
 
@@ -56,7 +56,7 @@ export function render(root, context) {
     more.disabled = true;
     try {
       const page = await api.audit({ ...values, limit: PAGE_SIZE, cursor });
-      body.append(...(page.items ?? []).map(row));
+      body.append(...(page.items ?? []).map((event) => row(event, context)));
       shown += (page.items ?? []).length;
       cursor = page.next_cursor;
       more.hidden = !cursor;

@@ -114,6 +114,26 @@ function actions(entry, context, editSlot) {
   return el("div", { class: "actions entry-actions" }, buttons);
 }
 
+// A deleted or pruned entry keeps its history: shown here, with what can bring the entry back.
+async function showGone(root, id, context) {
+  let events;
+  try {
+    events = (await api.history(id)).items ?? [];
+  } catch {
+    return; // never existed (or the history is out of reach): the error above says enough
+  }
+  if (!events.length) return;
+  root.append(
+    el(
+      "div",
+      { class: "gone", id: "entry-gone" },
+      el("p", { text: t("entry.gone") }),
+      el("p", {}, el("a", { href: `#/audit?entry_id=${id}`, text: t("entry.auditLink") })),
+    ),
+    historySection(id, context, events),
+  );
+}
+
 export async function render(root, context) {
   const id = Number(context.arg);
   root.append(el("p", { class: "back" }, el("a", { href: "#/list", text: t("entry.back") })));
@@ -129,6 +149,7 @@ export async function render(root, context) {
     entry = await api.get(id);
   } catch (error) {
     loading.replaceWith(errorBox(error));
+    if (error.status === 404) await showGone(root, id, context);
     return;
   }
   title.append(" ", badge("status", entry.status));
@@ -149,5 +170,5 @@ export async function render(root, context) {
     el("h3", { text: t("entry.details") }),
     details(entry),
   );
-  loading.replaceWith(el("div", { class: "entry-layout" }, main, side), usageSection(id), historySection(id));
+  loading.replaceWith(el("div", { class: "entry-layout" }, main, side), usageSection(id), historySection(id, context));
 }

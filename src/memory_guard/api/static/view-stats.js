@@ -5,13 +5,14 @@ import { formatMoney, formatNumber, formatPercent, label, t } from "./i18n.js";
 import { el, errorBox, field, heading, select } from "./dom.js";
 
 const PERIODS = [7, 30, 90];
+const SOURCES = ["learned", "staff", "faq", "document"];
 
 function card(title, value, name, ...extra) {
   return el(
     "div",
     { class: "card stat", dataset: { stat: name } },
     el("h3", { text: title }),
-    el("p", { class: "stat-value", text: value }),
+    value === null ? null : el("p", { class: "stat-value", text: value }),
     extra,
   );
 }
@@ -60,6 +61,7 @@ function figures(stats) {
     "div",
     { class: "stat-grid", id: "stats-figures" },
     card(t("stats.entries"), formatNumber(entries.total), "entries", breakdown("status", entries, ["auto", "validated", "obsolete"])),
+    card(t("stats.bySource"), null, "entries_by_source", breakdown("source", stats.entries_by_source, SOURCES)),
     card(t("stats.lookups"), formatNumber(lookups.total), "lookups", breakdown("decision", lookups, ["direct", "assisted", "miss"])),
     card(t("stats.hitRate"), formatPercent(stats.hit_rate), "hit_rate"),
     card(t("stats.avoided"), formatNumber(stats.llm_calls_avoided), "llm_calls_avoided"),

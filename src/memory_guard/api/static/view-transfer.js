@@ -1,6 +1,6 @@
 // Export the memory as JSONL, import a JSONL file (all or nothing, or skipping the bad lines).
 import { ApiError, api } from "./api.js";
-import { t } from "./i18n.js";
+import { formatNumber, t } from "./i18n.js";
 import { el, errorBox, field, heading } from "./dom.js";
 import { exportSelection } from "./view-list.js";
 
@@ -12,10 +12,41 @@ function lineList(lines) {
   );
 }
 
+// How far the server got in re-encoding the new entries: a <progress> with its words beside it.
+function progressBox() {
+  const bar = el("progress", { id: "import-progress", max: 1 });
+  const words = el("p", { class: "muted", id: "import-progress-text", "aria-live": "polite" });
+  const box = el(
+    "div",
+    { class: "import-progress", id: "import-progress-box", hidden: true },
+    el("label", { for: "import-progress", text: t("import.progress") }),
+    bar,
+    words,
+  );
+  return {
+    box,
+    start() {
+      bar.removeAttribute("value"); // indeterminate until the server has counted the new entries
+      words.textContent = t("import.sending");
+      box.hidden = false;
+    },
+    show({ done, total }) {
+      // An import with nothing new still ends full rather than at 0 of 0.
+      bar.max = Math.max(total, 1);
+      bar.value = total ? Math.min(done, total) : 1;
+      words.textContent = t("import.progressText", { done: formatNumber(done), total: formatNumber(total) });
+    },
+    hide() {
+      box.hidden = true;
+    },
+  };
+}
+
 function importForm() {
   const file = el("input", { type: "file", name: "file", id: "import-file", required: true, accept: ".jsonl,.ndjson,.json,.txt" });
   const skip = el("input", { type: "checkbox", name: "skip_bad_lines", id: "import-skip" });
   const submit = el("button", { type: "submit", class: "primary", id: "import-submit", text: t("import.submit") });
+  const progress = progressBox();
   const output = el("div", { id: "import-result", "aria-live": "polite" });
   const form = el(
     "form",
@@ -24,6 +55,7 @@ function importForm() {
     field(t("import.file"), file),
     el("div", { class: "check" }, skip, el("label", { for: "import-skip", text: t("import.skip") })),
     el("div", { class: "actions" }, submit),
+    progress.box,
     output,
   );
   form.addEventListener("submit", async (event) => {
@@ -31,19 +63,34 @@ function importForm() {
     const chosen = file.files?.[0];
     if (!chosen) return;
     submit.disabled = true;
-    output.replaceChildren(el("p", { class: "muted", text: t("common.loading") }));
+    form.setAttribute("aria-busy", "true");
+    output.replaceChildren();
+    progress.start();
+    let counted = false;
     try {
-      const result = await api.importJsonl(chosen, skip.checked);
+      const result = await api.importJsonl(chosen, skip.checked, (step) => {
+        counted = true;
+        progress.show(step);
+      });
       const skipped = result.skipped ?? [];
       output.replaceChildren(
         el("p", { class: "ok", text: t("import.done", { imported: result.imported ?? 0, present: result.already_present ?? 0 }) }),
         ...(skipped.length ? [el("h4", { text: t("import.skipped") }), lineList(skipped)] : []),
       );
+      if (!counted) progress.hide();
     } catch (error) {
+      // Refused before the stream: no count was ever shown. Stopped midway: the bar says how far it got.
+      if (!counted) progress.hide();
       const lines = error instanceof ApiError ? error.lines : [];
-      output.replaceChildren(errorBox(error), ...(lines.length ? [el("p", { text: t("import.failed") }), lineList(lines)] : []));
+      const nothing = lines.length || error?.nothingStored;
+      output.replaceChildren(
+        errorBox(error),
+        ...(nothing ? [el("p", { text: t("import.failed") })] : []),
+        ...(lines.length ? [lineList(lines)] : []),
+      );
     } finally {
       submit.disabled = false;
+      form.removeAttribute("aria-busy");
     }
   });
   return form;
