@@ -220,3 +220,13 @@ async def test_an_import_stopped_midway_stores_nothing(tmp_path: Path) -> None:
         assert report.imported == 200, "nothing was left half-stored: run again, it stores everything"
     finally:
         await services.aclose()
+
+
+def test_the_transfer_bench_prints_its_figures() -> None:
+    from bench.transfer import main
+
+    lines = main(["--entries", "12"])
+    assert lines[0].startswith("transfer_setup: model=local/")
+    assert lines[1].startswith("import_new: 12 entries in ")
+    assert lines[2].startswith("import_again: 12 already present, 0 imported")
+    assert lines[3].startswith("export: 12 entries in ")
