@@ -197,6 +197,9 @@ def test_command_line_export_and_import_with_a_progress_bar(tmp_path: Path) -> N
     assert skipped.returncode == 0 and "imported 1 entries" in skipped.stdout
     missing = _run_cli(tmp_path, "import", str(tmp_path / "absent.jsonl"))
     assert missing.returncode != 0 and "cannot read" in missing.stderr
+    unwritable = _run_cli(tmp_path, "export", "-o", str(tmp_path / "no-such-dir" / "out.jsonl"))
+    assert unwritable.returncode != 0 and "cannot write" in unwritable.stderr
+    assert "Traceback" not in unwritable.stderr
 
 
 async def test_an_import_stopped_midway_stores_nothing(tmp_path: Path) -> None:

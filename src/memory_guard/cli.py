@@ -106,6 +106,8 @@ async def _export(args: argparse.Namespace) -> int:
             async for line in services.transfer.export(args.tenant, where):
                 out.write(line)
                 count += 1
+    except OSError as exc:
+        sys.exit(f"memory-guard: cannot write {args.output}: {exc}")
     finally:
         await services.aclose()
     print(f"exported {count} entries of tenant {args.tenant!r}", file=sys.stderr)

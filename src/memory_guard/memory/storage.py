@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, AuditEvent, Change
@@ -113,7 +113,7 @@ class MemoryStore(Protocol):
         self, tenant: str, aged_before: datetime, now: datetime, change: Change | None = None
     ) -> list[int]: ...
 
-    async def count_by(self, tenant: str, column: str) -> dict[str, int]: ...
+    async def count_by(self, tenant: str, column: Literal["status", "source"]) -> dict[str, int]: ...
 
     async def statuses_by_key(self, tenant: str, keys: Sequence[str]) -> dict[str, set[Status]]: ...
 

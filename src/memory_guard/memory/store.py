@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import aiosqlite
 import numpy as np
@@ -323,7 +323,7 @@ class SqliteMemoryStore:
                     await write_event(conn, tenant, row["id"], change, row, None, now)
         return [row["id"] for row in rows]
 
-    async def count_by(self, tenant: str, column: str) -> dict[str, int]:
+    async def count_by(self, tenant: str, column: Literal["status", "source"]) -> dict[str, int]:
         """Entries per `status` or per `source`, every value present (zero when none)."""
         values = {"status": Status, "source": Source}[column]
         rows = await self._db.fetch_all(
