@@ -43,7 +43,7 @@ async def served_hits(
 async def review_hit(
     lookup_id: int, body: ReviewBody, principal: StaffDep, services: ServicesDep
 ) -> dict[str, Any]:
-    await services.hits.review(principal.tenant, lookup_id, body.correct, by="staff")
+    await services.hits.review(principal.tenant, lookup_id, body.correct, by=principal.actor)
     return {"lookup_id": lookup_id, "review": "right" if body.correct else "wrong"}
 
 
