@@ -12,7 +12,7 @@ import pytest
 from memory_guard.api.ui import ASSETS
 from tests.server import LiveApp
 
-STATIC = Path(__file__).parent.parent / "src" / "memory_guard" / "api" / "static"
+STATIC = Path(__file__).parents[2] / "src" / "memory_guard" / "api" / "static"
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
