@@ -23,6 +23,7 @@ from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.errors import NotReady
+from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.service import HitService
 from memory_guard.hits.store import SqliteHitStore
 from memory_guard.memory.audit_store import SqliteAuditLog
@@ -163,10 +164,11 @@ class Services:
             verifier = verifier_of(settings, embedder)
             judgements = SqliteJudgementStore(db)
             judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
-            guard = Guard(
-                store, index, embedder, thresholds, metrics, clock, verifier, policy_of(settings), judge
-            )
-            hits = HitService(SqliteHitStore(db), clock)
+            floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
+            policy = policy_of(settings)
+            guard = Guard(store, index, embedder, thresholds, metrics, clock, verifier, policy, judge, floors)
+            hits = HitService(SqliteHitStore(db), clock, floors)
+            await hits.load_floors()
             lookup_log = SqliteLookupLog(db)
             memory = MemoryService(guard, clock, SqliteAuditLog(db), lookup_log)
             price = Price(settings.memory_price_per_1k_tokens, settings.memory_price_currency)

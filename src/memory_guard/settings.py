@@ -112,6 +112,18 @@ class Settings(BaseSettings):
         description="Classifier probability below which the verifier says no; between this and "
         "MEMORY_VERIFIER_ACCEPT it is unsure (and asks the LLM judge when one is enabled).",
     )
+    memory_scope_floors: bool = Field(
+        default=True,
+        description="Raise the direct floor of a scope (agent, project, phase) whose reviewed served "
+        "answers show, with 95% confidence, a wrong-answer rate above MEMORY_MAX_WRONG_RATE; exact "
+        "matches are exempt.",
+    )
+    memory_max_wrong_rate: float = Field(
+        default=0.02,
+        ge=0.0,
+        le=1.0,
+        description="The wrong-answer rate of served answers that per-scope floors hold a scope to.",
+    )
     memory_judge_enabled: bool = Field(
         default=False,
         description="Ask an LLM judge (on LLM_BASE_URL with LLM_API_KEY) about the candidates the "

@@ -43,6 +43,7 @@ async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -
     return {
         "decision": result.decision.value,
         "served_entry_id": served,
+        "scope_floor": round(result.scope_floor, 4) if result.scope_floor else None,
         "candidates": [
             {
                 "entry_id": c.entry.id,

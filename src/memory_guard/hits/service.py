@@ -13,18 +13,28 @@ from typing import Any, Literal
 from memory_guard.clock import Clock
 from memory_guard.errors import NotFound
 from memory_guard.hits.accuracy import wilson_interval
+from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.storage import HitStore, Review, ServedHit
 
 
 class HitService:
-    def __init__(self, store: HitStore, clock: Clock) -> None:
+    def __init__(self, store: HitStore, clock: Clock, floors: ScopeFloors | None = None) -> None:
         self.store = store
         self._clock = clock
+        self._floors = floors
+
+    async def load_floors(self) -> None:
+        """Learn every scope's floor from the reviews stored so far (at start)."""
+        if self._floors is not None:
+            self._floors.learn_all(await self.store.reviewed_scores())
 
     async def review(self, tenant: str, lookup_id: int, correct: bool, by: str) -> None:
         review: Review = "right" if correct else "wrong"
         if not await self.store.review(tenant, lookup_id, review, by, self._clock()):
             raise NotFound(f"no served answer {lookup_id}", code="served_hit_not_found")
+        if self._floors is not None and (scope := await self.store.scope_of(tenant, lookup_id)):
+            reviews = await self.store.reviewed_scores(scope)
+            self._floors.learn(scope, [(score, wrong) for _, score, wrong in reviews])
 
     async def page(
         self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
@@ -47,4 +57,5 @@ class HitService:
             "wrong": totals.wrong,
             "wrong_rate": None if rate is None else round(rate, 4),
             "wrong_rate_ci95": [round(low, 4), round(high, 4)] if totals.reviewed else None,
+            "raised_floors": [f.to_public() for f in self._floors.raised(tenant)] if self._floors else [],
         }

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from memory_guard.memory.entry import Scope
+
 Review = Literal["right", "wrong"]
 
 
@@ -58,3 +60,9 @@ class HitStore(Protocol):
     ) -> list[ServedHit]: ...
 
     async def served_totals(self, tenant: str) -> ServedTotals: ...
+
+    async def reviewed_scores(self, scope: Scope | None = None) -> list[tuple[Scope, float, bool]]:
+        """(scope, score, wrong) of every reviewed non-exact served answer, of one scope or all."""
+        ...
+
+    async def scope_of(self, tenant: str, lookup_id: int) -> Scope | None: ...

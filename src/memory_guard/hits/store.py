@@ -8,6 +8,7 @@ from typing import Literal
 from memory_guard.clock import to_text
 from memory_guard.db.database import Database
 from memory_guard.hits.storage import Review, ServedHit, ServedTotals
+from memory_guard.memory.entry import Scope
 
 _SERVED = "tenant = ? AND decision = 'direct'"
 
@@ -71,3 +72,28 @@ class SqliteHitStore:
             wrong=sum(row["wrong"] or 0 for row in rows),
             by_verdict=by_verdict,
         )
+
+    async def reviewed_scores(self, scope: Scope | None = None) -> list[tuple[Scope, float, bool]]:
+        """(scope, score, wrong) of every reviewed non-exact served answer, of one scope or all."""
+        where = "decision = 'direct' AND review IS NOT NULL AND score IS NOT NULL AND verdict IS NOT 'exact'"
+        params: tuple[str, ...] = ()
+        if scope is not None:
+            where += " AND tenant = ? AND agent = ? AND project = ? AND phase = ?"
+            params = (scope.tenant, scope.agent, scope.project, scope.phase)
+        rows = await self._db.fetch_all(
+            f"SELECT tenant, agent, project, phase, score, review FROM lookups WHERE {where}", params
+        )
+        return [
+            (
+                Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
+                row["score"],
+                row["review"] == "wrong",
+            )
+            for row in rows
+        ]
+
+    async def scope_of(self, tenant: str, lookup_id: int) -> Scope | None:
+        row = await self._db.fetch_one(
+            "SELECT agent, project, phase FROM lookups WHERE id = ? AND tenant = ?", (lookup_id, tenant)
+        )
+        return Scope(tenant, row["agent"], row["project"], row["phase"]) if row else None

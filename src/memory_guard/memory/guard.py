@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from memory_guard.clock import Clock
 from memory_guard.embeddings.base import Embedder, Vectors
+from memory_guard.hits.floors import ScopeFloors
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
@@ -58,6 +59,7 @@ class GuardResult:
     vector: Vectors | None = None
     served: Candidate | None = None  # the candidate answered `direct`, when the decision is direct
     lookup_id: int | None = None  # the lookup log's row, once recorded
+    scope_floor: float = 0.0  # the floor the scope's reviews raised, when they did
 
     @property
     def best(self) -> Candidate | None:
@@ -86,6 +88,7 @@ class Guard:
         verifier: OfflineVerifier | None,
         policy: ServePolicy,
         judge: HitJudge | None = None,
+        floors: ScopeFloors | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -94,6 +97,7 @@ class Guard:
         self.verifier = verifier
         self.policy = policy
         self.judge = judge
+        self.floors = floors
         self._metrics = metrics
         self._clock = clock
 
@@ -106,24 +110,29 @@ class Guard:
         """One row per text, embedded as `embed` would (politeness left out)."""
         return await self.embedder.embed([embedding_text(text) for text in texts])
 
-    def _serves(self, candidate: Candidate) -> bool:
+    def _serves(self, candidate: Candidate, scope_floor: float) -> bool:
+        """`scope_floor`: the lowest score the scope's reviewed answers vouch for (0 when none)."""
         if candidate.exact:
             return True
+        if candidate.score < scope_floor:
+            return False
         if candidate.verification is None:  # verifier off: the score alone decides
             return candidate.score >= self.thresholds.direct
         return self.policy.serves(candidate.score, candidate.verification)
 
-    def _decide(self, candidates: list[Candidate], allow_direct: bool) -> GuardResult:
+    def _decide(self, candidates: list[Candidate], allow_direct: bool, scope_floor: float) -> GuardResult:
         """Direct with the best-scored candidate that serves, else assisted or miss."""
         if not candidates or candidates[0].score < self.thresholds.similar:
             return GuardResult(Decision.MISS, candidates)
         if allow_direct:
             for candidate in candidates:
-                if candidate.score >= self.thresholds.similar and self._serves(candidate):
+                if candidate.score >= self.thresholds.similar and self._serves(candidate, scope_floor):
                     return GuardResult(Decision.DIRECT, candidates, served=candidate)
         return GuardResult(Decision.ASSISTED, candidates)
 
-    async def _verified(self, question: str, candidates: list[Candidate], everyone: bool) -> list[Candidate]:
+    async def _verified(
+        self, question: str, candidates: list[Candidate], everyone: bool, scope_floor: float
+    ) -> list[Candidate]:
         """The candidates with the verifier's verdicts.
 
         Staff (`everyone`) see a verdict on every candidate. A lookup needs verdicts only on the
@@ -133,13 +142,13 @@ class Guard:
         """
         if self.verifier is None:
             return candidates
-        floor = min(self.policy.direct, self.policy.verified_direct)
+        floor = max(min(self.policy.direct, self.policy.verified_direct), scope_floor)
         result = list(candidates)
         todo = [i for i, c in enumerate(candidates) if everyone or c.score >= floor]
         if not everyone and todo:
             head = todo.pop(0)
             result[head] = (await self._verify(question, [candidates[head]]))[0]
-            if self._serves(result[head]):
+            if self._serves(result[head], scope_floor):
                 return result
         for i, checked in zip(todo, await self._verify(question, [candidates[i] for i in todo]), strict=True):
             result[i] = checked
@@ -157,16 +166,16 @@ class Guard:
         ]
 
     async def _judged(
-        self, tenant: str, question: str, candidates: list[Candidate], call: bool
+        self, tenant: str, question: str, candidates: list[Candidate], call: bool, scope_floor: float
     ) -> list[Candidate]:
         """Ask the LLM judge about the unsure candidates that a yes would serve, best score first,
         until one candidate serves (the decision takes the first that does)."""
         if self.judge is None:
             return candidates
         judged = list(candidates)
-        floor = min(self.policy.verified_direct, self.policy.direct)
+        floor = max(min(self.policy.verified_direct, self.policy.direct), scope_floor)
         for i, candidate in enumerate(candidates):
-            if candidate.score >= self.thresholds.similar and self._serves(candidate):
+            if candidate.score >= self.thresholds.similar and self._serves(candidate, scope_floor):
                 break
             verification = candidate.verification
             if verification is None or verification.verdict is not Verdict.UNSURE or candidate.score < floor:
@@ -174,7 +183,7 @@ class Guard:
             verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
             if verdict is not None:
                 judged[i] = Candidate(candidate.entry, candidate.score, verification=verdict)
-                if self._serves(judged[i]):
+                if self._serves(judged[i], scope_floor):
                     break
         return judged
 
@@ -219,7 +228,8 @@ class Guard:
             if e.servable(now, self.thresholds.max_age)
         ]
         if exact:
-            return self._decide([Candidate(exact[0], 1.0, exact=True, verification=EXACT)], allow_direct), []
+            exact_hit = Candidate(exact[0], 1.0, exact=True, verification=EXACT)
+            return self._decide([exact_hit], allow_direct, scope_floor=0.0), []
         vector = await self.embed(question)
         found = self.index.search(scope, vector, k, now.timestamp())
         entries = await self.store.get_many(scope.tenant, [hit.entry_id for hit in found.hits])
@@ -229,10 +239,12 @@ class Guard:
             if (entry := entries.get(hit.entry_id)) is not None
             and entry.servable(now, self.thresholds.max_age)
         ]
+        scope_floor = self.floors.floor(scope) if self.floors is not None else 0.0
         if allow_direct:  # verdicts decide a direct answer; grounding needs none
-            candidates = await self._verified(question, candidates, everyone=not judge_calls)
-            candidates = await self._judged(scope.tenant, question, candidates, judge_calls)
-        result = self._decide(candidates, allow_direct)
+            candidates = await self._verified(question, candidates, not judge_calls, scope_floor)
+            candidates = await self._judged(scope.tenant, question, candidates, judge_calls, scope_floor)
+        result = self._decide(candidates, allow_direct, scope_floor)
+        result.scope_floor = scope_floor
         result.vector = vector
         return result, found.expired
 
