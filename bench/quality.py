@@ -43,7 +43,7 @@ for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
 from training.splits import half_of  # noqa: E402
 
 from bench.pairs import BATCH_SIZE, compare_pairs, score_pairs  # noqa: E402
-from bench.quality_report import pct, print_report  # noqa: E402
+from bench.quality_report import pct, print_report, print_wrong  # noqa: E402
 from bench.quality_stats import (  # noqa: E402
     Pair,
     Scores,
@@ -239,6 +239,8 @@ async def run(args: argparse.Namespace) -> int:
         if parts[i]
     ]
     print_report(datasets, direct, similar, settings.memory_verifier)
+    for i in (2, 3):
+        print_wrong(labels[i], parts[i], scores[bounds[i] : bounds[i + 1]], served[bounds[i] : bounds[i + 1]])
 
     qqp_group = datasets[0][1][0]
     s = summarize(qqp_group.scores, qqp_group.same, qqp_group.exact, direct, similar, qqp_group.served)
@@ -297,6 +299,9 @@ def print_audited_precision(qqp: Sequence[Pair], served: npt.NDArray[np.bool_]) 
         f"different, {relabelled} are label errors per {AUDIT_FILE.name}, {unaudited} not audited "
         "(counted wrong)"
     )
+    for p in against:
+        if (p.a, p.b) not in audit:
+            print(f"  not audited: {p.a!r} -> {p.b!r}")
 
 
 async def time_with_embedding(

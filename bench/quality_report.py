@@ -6,8 +6,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from bench.quality_stats import Group, Summary, rate, summarize
+from bench.quality_stats import Group, Pair, Scores, Summary, rate, summarize
 from memory_guard.hits.accuracy import wilson_interval
 
 SWEEP_THRESHOLDS: tuple[float, ...] = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
@@ -113,3 +114,13 @@ def print_report(
 
 
 # --------------------------------------------------------------------------- main
+
+
+def print_wrong(name: str, pairs: Sequence[Pair], scores: Scores, served: npt.NDArray[np.bool_]) -> None:
+    """Every pair of `name` served direct against its label, to be read one by one."""
+    wrong = [(p, float(s)) for p, s, hit in zip(pairs, scores, served, strict=True) if hit and not p.same]
+    if not wrong:
+        return
+    print(f"\nWRONG direct answers of {name} ({len(wrong)}):")
+    for pair, score in wrong:
+        print(f"  {score:.3f} [{pair.kind or '-'}] {pair.a!r} -> {pair.b!r}")

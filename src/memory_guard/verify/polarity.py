@@ -61,6 +61,7 @@ _OPPOSITES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("positive/negative", ("positi",), ("negati",)),
     ("credit/debit", ("credit$", "crediter"), ("debit$", "debiter")),
     ("local/remote", ("local$", "locale$", "locally$"), ("distant", "remote", "serveur", "server")),
+    ("vertical/horizontal", ("vertica",), ("horizonta",)),
 )  # fmt: skip
 
 
