@@ -1,8 +1,11 @@
-"""Load time and per-question latency of the local embedding model.
+"""Load time and per-question latency of the local embedding models.
 
-Run: python bench/embedder.py [--loads 5] [--calls 200] [--threads N]
-Prints one line per figure. Latency is measured through `embed()`, the path the
-service takes (worker thread included), one question per call as a chat turn sends.
+Run: python bench/embedder.py [--loads 5] [--calls 200] [--threads N] [--model NAME ...]
+Prints one line per figure and model. Latency is measured through `embed()`, the path the
+service takes (worker thread included), one question per call as a chat turn sends. With
+several models (by default the int8 one and the full one), the calls alternate between
+them in rounds of 10, so that the drift of a shared machine touches both alike; the last
+line is the ratio of their medians.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import time
 
 import numpy as np
 
-from memory_guard.embeddings.local import LocalOnnxEmbedder
+from memory_guard.embeddings.local import SUPPORTED_MODELS, LocalOnnxEmbedder
+
+ROUND = 10
 
 QUESTIONS = (
     "How do I reset my password if I no longer have access to my email?",
@@ -38,24 +43,27 @@ QUESTIONS = (
 )
 
 
-def measure_loads(count: int, threads: int | None) -> list[float]:
+def measure_loads(model: str, count: int, threads: int | None) -> list[float]:
     seconds = []
     for _ in range(count):
         start = time.perf_counter()
-        LocalOnnxEmbedder.load(intra_op_threads=threads)
+        LocalOnnxEmbedder.load(model, intra_op_threads=threads)
         seconds.append(time.perf_counter() - start)
     return seconds
 
 
-async def measure_calls(embedder: LocalOnnxEmbedder, count: int, warmup: int) -> list[float]:
-    questions = itertools.cycle(QUESTIONS)
-    for question in itertools.islice(questions, warmup):
-        await embedder.embed([question])
-    seconds = []
-    for question in itertools.islice(questions, count):
-        start = time.perf_counter()
-        await embedder.embed([question])
-        seconds.append(time.perf_counter() - start)
+async def measure_calls(embedders: list[LocalOnnxEmbedder], count: int, warmup: int) -> list[list[float]]:
+    for embedder in embedders:
+        for question in itertools.islice(itertools.cycle(QUESTIONS), warmup):
+            await embedder.embed([question])
+    seconds: list[list[float]] = [[] for _ in embedders]
+    questions = list(itertools.islice(itertools.cycle(QUESTIONS), count))
+    for start in range(0, count, ROUND):
+        for embedder, timings in zip(embedders, seconds, strict=True):
+            for question in questions[start : start + ROUND]:
+                began = time.perf_counter()
+                await embedder.embed([question])
+                timings.append(time.perf_counter() - began)
     return seconds
 
 
@@ -67,18 +75,24 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=None, help="intra-op threads (default: min(2, cpus))")
+    parser.add_argument("--model", action="append", choices=SUPPORTED_MODELS, help="default: both")
     args = parser.parse_args()
-
-    loads = measure_loads(args.loads, args.threads)
-    embedder = LocalOnnxEmbedder.load(intra_op_threads=args.threads)
-    calls = asyncio.run(measure_calls(embedder, args.calls, args.warmup))
-    p50, p99 = np.percentile(np.array(calls) * 1000, [50, 99])
+    models: list[str] = args.model or list(SUPPORTED_MODELS)
 
     threads = args.threads or min(2, os.cpu_count() or 1)
-    print(f"setup: {os.cpu_count()} cpus, intra_op_threads={threads}, model {embedder.model_id}")
-    print(f"load_ms_median_of_{args.loads}: {statistics.median(loads) * 1000:.1f}")
-    print(f"embed_ms_p50_over_{args.calls}: {p50:.2f}")
-    print(f"embed_ms_p99_over_{args.calls}: {p99:.2f}")
+    print(f"setup: {os.cpu_count()} cpus, intra_op_threads={threads}")
+    embedders = [LocalOnnxEmbedder.load(model, intra_op_threads=args.threads) for model in models]
+    calls = asyncio.run(measure_calls(embedders, args.calls, args.warmup))
+    medians = []
+    for model, embedder, timings in zip(models, embedders, calls, strict=True):
+        loads = measure_loads(model, args.loads, args.threads)
+        p50, p99 = np.percentile(np.array(timings) * 1000, [50, 99])
+        medians.append(p50)
+        load_ms = statistics.median(loads) * 1000
+        print(f"{model} ({embedder.model_id}): load_ms_median_of_{args.loads} {load_ms:.1f}")
+        print(f"{model}: embed_ms_p50_over_{args.calls} {p50:.2f}, embed_ms_p99 {p99:.2f}")
+    if len(models) == 2:
+        print(f"ratio of the medians, {models[1]} / {models[0]}: {medians[1] / medians[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -129,3 +129,21 @@ def test_stratified_sample_keeps_ratio_and_is_seeded() -> None:
     assert sample == quality.stratified_sample(pairs, 100, seed=3)
     assert sample != quality.stratified_sample(pairs, 100, seed=4)
     assert quality.stratified_sample(pairs, 5000, seed=3) == pairs
+
+
+def test_every_wrong_direct_answer_is_listed_and_nothing_else(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.quality_report import print_wrong
+
+    pairs = [
+        stats.Pair("Garantie décennale ?", "Garantie biennale ?", False, "entity_swap"),
+        stats.Pair("Durée de la GPA ?", "La GPA dure combien ?", True, "paraphrase"),
+        stats.Pair("Avant la réception ?", "Après la réception ?", False, "negation_or_polarity"),
+    ]
+    served = np.array([True, True, False])
+    print_wrong("pairs_dev", pairs, np.array([0.97, 0.96, 0.99]), served)
+    out = capsys.readouterr().out
+    assert "WRONG direct answers of pairs_dev (1):" in out
+    assert "0.970 [entity_swap] 'Garantie décennale ?' -> 'Garantie biennale ?'" in out
+    assert "GPA" not in out and "réception" not in out
+    print_wrong("pairs_dev", pairs, np.array([0.97, 0.96, 0.99]), np.array([False, True, False]))
+    assert capsys.readouterr().out == ""
