@@ -207,8 +207,8 @@ def test_reason_names_what_differs_for_staff() -> None:
             "heat pump … gas boiler",
         ),
         (
-            "Faut-il préférer la géothermie à une pompe à chaleur air-eau ?",
-            "Faut-il préférer une pompe à chaleur air-eau à la géothermie ?",
+            "Faut-il choisir la géothermie plutôt qu'une pompe à chaleur air-eau ?",
+            "Faut-il choisir une pompe à chaleur air-eau plutôt que la géothermie ?",
             "geothermie … pompe a chaleur air-eau",
         ),
     ],
@@ -233,6 +233,10 @@ def test_words_that_traded_places_reject(stored: str, incoming: str, words: str)
             "Différence entre une pompe à chaleur et une chaudière gaz ?",
             "Différence entre une chaudière gaz et une pompe à chaleur ?",
         ),
+        # A topic put first is not a swap.
+        ("Python : lire un fichier JSON", "Lire un fichier JSON en Python"),
+        ("Lire un fichier JSON en Python", "Python : lire un fichier JSON"),
+        ("How to read a JSON file in Python?", "Python: how to read a JSON file?"),
     ],
 )
 def test_order_of_words_joined_by_and_does_not_matter(a: str, b: str) -> None:

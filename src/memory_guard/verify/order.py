@@ -16,6 +16,10 @@ from memory_guard.verify.text import STOP_WORDS, Question, stem, word_set
 
 # Between these, the order of two words does not matter ("A and B" = "B and A").
 _SYMMETRIC = word_set("and et or ou vs versus & / ni nor , entre between")
+# A name of several words that moved counts only across one of these: "a heat pump over a
+# gas boiler". Otherwise the move is a topic put first ("Python : lire un fichier JSON" =
+# "lire un fichier JSON en Python").
+_DIRECTIONAL = word_set("over than to into from instead rather plutot vers au aux")
 
 
 def _content(question: Question) -> list[tuple[int, str]]:
@@ -60,6 +64,9 @@ def compare_order(stored: Question, incoming: Question) -> OrderCheck:
     x_start, x_end, y_start, y_end = (a[k][0] for k in spans)
     between = stored.words[x_end + 1 : y_start]
     if all(w in _SYMMETRIC or w in STOP_WORDS for w in between) and any(w in _SYMMETRIC for w in between):
+        return OrderCheck(None)
+    several = spans[1] > spans[0] or spans[3] > spans[2]
+    if several and not any(w in _DIRECTIONAL for w in between):
         return OrderCheck(None)
     first = " ".join(stored.words[x_start : x_end + 1])
     second = " ".join(stored.words[y_start : y_end + 1])
