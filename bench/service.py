@@ -1,4 +1,9 @@
-"""`memory-guard serve` in its own process, for benchmarks that time it from outside."""
+"""`memory-guard serve` in its own process, for benchmarks that time it from outside.
+
+`service_process` runs the installed code with a `Settings`; `tree_process` runs the code of any
+source tree (another commit checked out elsewhere) with the current interpreter and
+`PYTHONPATH=<tree>/src`, configured only through environment variables, and says how long the
+process took from its start to its first ready `/readyz`."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,22 +46,101 @@ def service_process(settings: Settings) -> Iterator[Service]:
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"memory-guard serve exited with {process.returncode}")
-            try:
-                if httpx.get(f"{base_url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("memory-guard serve did not become ready in 60 s")
-            time.sleep(0.1)
+        wait_ready(process, base_url, timeout_s=60, poll_s=0.1)
         yield Service(base_url)
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+def wait_ready(process: subprocess.Popen[bytes], base_url: str, *, timeout_s: float, poll_s: float) -> None:
+    """Poll `/readyz` until it answers 200; raise if the process exits or the time runs out."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=2) as client:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"memory-guard serve exited with {process.returncode}")
+            try:
+                if client.get(f"{base_url}/readyz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"memory-guard serve did not become ready in {timeout_s:.0f} s")
+            time.sleep(poll_s)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def tree_env(tree: Path, values: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without any memory-guard setting, with `values` and the
+    tree's sources first on the import path."""
+    ours = {name.upper() for name in Settings.model_fields}
+    env = {name: value for name, value in os.environ.items() if name not in ours}
+    env["PYTHONPATH"] = str(tree / "src")
+    env.update(values)
+    return env
+
+
+def imported_from(tree: Path, workdir: Path) -> Path:
+    """Where the interpreter finds `memory_guard` when run for `tree`; raise if not in it."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import memory_guard; print(memory_guard.__file__)"],
+        env=tree_env(tree, {}),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = Path(probe.stdout.strip()).resolve()
+    if not found.is_relative_to((tree / "src").resolve()):
+        raise RuntimeError(f"memory_guard for {tree} is imported from {found}, not from that tree")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class TreeService:
+    base_url: str
+    ready_s: float  # from the process's start to the first 200 of /readyz
+    log: Path
+
+
+@contextmanager
+def tree_process(
+    tree: Path, values: Mapping[str, str], workdir: Path, *, ready_timeout_s: float = 180
+) -> Iterator[TreeService]:
+    """`memory-guard serve` from `tree`'s sources, run in `workdir` (no `.env` there), its
+    settings given as environment variables (`values`), its output kept in a log file."""
+    port = free_port()
+    log = workdir / f"serve-{port}.log"
+    base_url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as sink:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memory_guard", "serve", "--port", str(port)],
+            env=tree_env(tree, {"LOG_LEVEL": "WARNING", **values}),
+            cwd=workdir,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_ready(process, base_url, timeout_s=ready_timeout_s, poll_s=0.01)
+            yield TreeService(base_url, time.perf_counter() - started, log)
+        except BaseException:
+            tail = log.read_text(errors="replace")[-3000:]
+            print(f"memory-guard serve ({tree}) logged, to its end:\n{tail}", file=sys.stderr, flush=True)
+            raise
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
 
 
 @contextmanager
