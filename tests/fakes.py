@@ -22,7 +22,9 @@ class ScriptedChatModel:
     def model(self) -> str:
         return "scripted"
 
-    async def stream(self, messages: list[ChatMessage], tools: list[ToolSchema]) -> AsyncIterator[StreamItem]:
+    async def stream(
+        self, messages: list[ChatMessage], tools: list[ToolSchema], *, deadline: float | None = None
+    ) -> AsyncIterator[StreamItem]:
         self.sent.append([dict(m) for m in messages])
         for item in self._turns.pop(0):
             yield item

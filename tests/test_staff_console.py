@@ -211,7 +211,7 @@ def test_learning_and_client_feedback_are_in_the_history_too(
     assert feedback.status_code == 200, feedback.text
     history = acme_staff.get(f"/staff/memory/{entry_id}/history").json()["items"]
     assert [(e["action"], e["actor"]) for e in history] == [
-        ("feedback", "client feedback"),
+        ("feedback", f"client key {hashlib.sha256(b'ka').hexdigest()[:8]}"),
         ("create", "memory-guard (learning)"),
     ]
     assert history[0]["after"]["status"] == "obsolete"

@@ -63,22 +63,38 @@ def test_feedback_validates_corrects_and_obsoletes(
     run = chat(acme, message=QUESTION).done
     base = f"/chat/{run['conversation_id']}/messages/{run['message_id']}/feedback"
 
+    # A client proposes; staff decide (memory/proposal.py): a yes and a correction change nothing yet.
     validated = acme.post(base, json={"validated": True}).json()
-    assert validated == {"entry_id": run["learned_entry_id"], "status": "validated"}
-
+    assert validated == {
+        "entry_id": run["learned_entry_id"],
+        "status": "auto",
+        "outcome": "proposed",
+        "proposal_id": validated["proposal_id"],
+    }
     corrected = acme.post(base, json={"validated": True, "corrected_answer": ANSWER}).json()
-    assert corrected["status"] == "validated"
+    assert (corrected["status"], corrected["outcome"]) == ("auto", "proposed")
+    assert chat(acme, message=QUESTION).of("cached_response")[0]["answer"] == "Une réponse approximative."
+
+    accept = f"/staff/memory/proposals/{corrected['proposal_id']}/accept"
+    assert acme_staff.post(accept).status_code == 200
     served = chat(acme, message=QUESTION)
     assert served.of("cached_response")[0]["answer"] == ANSWER
     assert served.of("cached_response")[0]["status"] == "validated"
 
-    # Feedback on the direct answer reaches the entry that was served.
+    # Feedback on the direct answer reaches the entry that was served; now validated, a "no" waits too.
     direct = served.done
     refused = acme.post(
         f"/chat/{direct['conversation_id']}/messages/{direct['message_id']}/feedback",
         json={"validated": False},
     ).json()
-    assert refused == {"entry_id": run["learned_entry_id"], "status": "obsolete"}
+    assert (refused["entry_id"], refused["status"], refused["outcome"]) == (
+        run["learned_entry_id"],
+        "validated",
+        "proposed",
+    )
+    assert chat(acme, message=QUESTION).done["decision"] == "direct"
+    accept = f"/staff/memory/proposals/{refused['proposal_id']}/accept"
+    assert acme_staff.post(accept).json()["status"] == "accepted"
     fresh_upstream.push(Reply(text="Nouvelle réponse."))
     after = chat(acme, message=QUESTION)
     assert after.done["decision"] == "miss", "an obsolete entry is never served"

@@ -184,6 +184,8 @@ def test_reason_names_what_differs_for_staff() -> None:
         "reason": "numbers differ: 30 000 vs 150 000",
         "probability": 0.0,
         "by": "offline",
+        "reason_code": "numbers_differ",
+        "reason_params": {"stored": "30 000", "incoming": "150 000"},
     }
 
 

@@ -2,14 +2,20 @@
 
 ``FakeUpstream`` serves ``POST /v1/chat/completions`` with uvicorn in a background thread and answers
 from a FIFO script of ``Reply`` objects, streaming SSE chunks (tool calls in fragments) like real
-providers do. Failure modes: HTTP error status, delay before headers, delay between chunks, an abrupt
-cut mid-stream (the openai SDK raises ``openai.APIConnectionError`` while iterating) and a hang after
-the headers (the SDK raises ``openai.APITimeoutError`` once its read timeout expires).
+providers do. Failure modes: HTTP error status (optionally echoing the caller's key, as OpenAI's 401
+does), delay before headers, a hang before or after the headers, delay between chunks, an abrupt cut
+mid-stream (the openai SDK raises ``openai.APIConnectionError`` while iterating), SSE keep-alive
+comments or text without end (no read timeout ever fires on those) and a malformed chunk.
+
+``POST /v1/embeddings`` answers from its own script (``push_embeddings``) with small deterministic
+vectors; it honours the status, key echo, delay, hang and keep-alive modes (keep-alive there is
+whitespace trickled before the JSON body, which JSON allows).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -58,6 +64,14 @@ class Reply:
     # send that many `data:` chunks (role chunk included), then drop the connection abruptly (no [DONE])
     cut_after_chunks: int | None = None
     hang: bool = False  # after the headers send nothing until release() or stop()
+    hang_before_headers: bool = False  # send nothing at all until release(), reset() or stop()
+    echo_key: bool = False  # with `status`: the error message quotes the caller's bearer key
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (e.g. retry-after)
+    # after the first chunk, SSE keep-alive comments every 20 ms until release(), stop() or the client leaves
+    keepalive: bool = False
+    # `text` streamed again and again (every chunk_delay_s, at least 10 ms), never a finish_reason
+    endless: bool = False
+    raw_data: str | None = None  # sent verbatim as the data of the second SSE event (a malformed chunk)
 
 
 @dataclass
@@ -104,7 +118,11 @@ class FakeUpstream:
         self._release_gen = 0
         self._server: ThreadedServer | None = None
         self._port = 0
-        routes = [Route("/v1/chat/completions", self._chat, methods=["POST"])]
+        self._embedding_queue: deque[Reply] = deque()
+        routes = [
+            Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+        ]
         self.app = Starlette(routes=routes)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -138,6 +156,10 @@ class FakeUpstream:
         with self._lock:
             self._queue.extend(replies)
 
+    def push_embeddings(self, *replies: Reply) -> None:
+        with self._lock:
+            self._embedding_queue.extend(replies)
+
     def release(self) -> None:
         """Let every request currently hanging (Reply.hang) go on with its reply."""
         with self._lock:
@@ -146,6 +168,7 @@ class FakeUpstream:
     def reset(self) -> None:
         with self._lock:
             self._queue.clear()
+            self._embedding_queue.clear()
             self.requests.clear()
             self._release_gen += 1
 
@@ -166,7 +189,12 @@ class FakeUpstream:
         while not self._closing.is_set() and (left := end - time.monotonic()) > 0:  # noqa: ASYNC110
             await asyncio.sleep(min(left, 0.02))
 
-    async def _chat(self, request: Request) -> Response:
+    def _held(self, gen: int) -> bool:
+        return gen == self._release_gen and not self._closing.is_set()
+
+    async def _receive(
+        self, request: Request, queue: deque[Reply], default: Reply
+    ) -> tuple[Any, RecordedRequest, Reply, int]:
         try:
             body = json.loads(await request.body())
         except ValueError:
@@ -178,14 +206,32 @@ class FakeUpstream:
         )
         with self._lock:
             self.requests.append(rec)
-            reply = self._queue.popleft() if self._queue else self.default
+            reply = queue.popleft() if queue else default
             gen = self._release_gen
         await self._sleep(reply.delay_s)
+        while reply.hang_before_headers and self._held(gen):
+            if await request.is_disconnected():
+                rec.disconnected = True
+                break
+            await asyncio.sleep(0.01)
+        return body, rec, reply, gen
+
+    def _failure(self, reply: Reply, rec: RecordedRequest) -> Response | None:
+        if reply.status is None or reply.status < 400:
+            return None
+        rec.completed = True
+        message = reply.error_message
+        if reply.echo_key:
+            key = rec.headers.get("authorization", "").removeprefix("Bearer ")
+            message = f"Incorrect API key provided: {key}. You can find your API key in your account."
+        return self._error(reply.status, message, reply.headers)
+
+    async def _chat(self, request: Request) -> Response:
+        body, rec, reply, gen = await self._receive(request, self._queue, self.default)
         if not isinstance(body, dict):
             return self._error(400, "request body is not a JSON object")
-        if reply.status is not None and reply.status >= 400:
-            rec.completed = True
-            return self._error(reply.status, reply.error_message)
+        if (failure := self._failure(reply, rec)) is not None:
+            return failure
         model = str(body.get("model") or self.model)
         prompt = sum(_tokens(str(m.get("content") or "")) for m in body.get("messages", []))
         produced = reply.text + "".join(json.dumps(t.arguments) for t in reply.tool_calls)
@@ -204,13 +250,40 @@ class FakeUpstream:
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks = [{**c, "usage": None} for c in chunks] + [{**base, "choices": [], "usage": usage_obj}]
         sse = self._stream(chunks, reply, rec, gen)
-        return StreamingResponse(sse, media_type="text/event-stream", headers={"cache-control": "no-cache"})
+        headers = {"cache-control": "no-cache", **reply.headers}
+        return StreamingResponse(sse, media_type="text/event-stream", headers=headers)
+
+    async def _embeddings(self, request: Request) -> Response:
+        body, rec, reply, gen = await self._receive(request, self._embedding_queue, Reply())
+        if not isinstance(body, dict) or not isinstance(body.get("input"), list):
+            return self._error(400, "input must be a list of texts")
+        if (failure := self._failure(reply, rec)) is not None:
+            return failure
+        data = [
+            {"object": "embedding", "index": i, "embedding": _vector(str(text))}
+            for i, text in enumerate(body["input"])
+        ]
+        usage = {"prompt_tokens": len(data), "total_tokens": len(data)}
+        payload = json.dumps({"object": "list", "data": data, "model": body.get("model"), "usage": usage})
+
+        async def trickle() -> AsyncIterator[bytes]:
+            try:
+                while reply.keepalive and self._held(gen):
+                    yield b" "
+                    await asyncio.sleep(0.02)
+                yield payload.encode()
+                rec.completed = True
+            except (asyncio.CancelledError, GeneratorExit):
+                rec.disconnected = True
+                raise
+
+        return StreamingResponse(trickle(), media_type="application/json", headers=reply.headers)
 
     @staticmethod
-    def _error(status: int, message: str) -> JSONResponse:
+    def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
         kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
         err = {"message": message, "type": kind, "param": None, "code": kind}
-        return JSONResponse({"error": err}, status_code=status)
+        return JSONResponse({"error": err}, status_code=status, headers=headers)
 
     @staticmethod
     def _completion(reply: Reply, model: str, finish: str, usage: dict[str, int]) -> dict[str, Any]:
@@ -252,7 +325,7 @@ class FakeUpstream:
         self, chunks: list[dict[str, Any]], reply: Reply, rec: RecordedRequest, gen: int
     ) -> AsyncIterator[bytes]:
         try:
-            while reply.hang and gen == self._release_gen and not self._closing.is_set():  # noqa: ASYNC110
+            while reply.hang and self._held(gen):  # noqa: ASYNC110
                 await asyncio.sleep(0.01)
             for n, chunk in enumerate(chunks):
                 if n:
@@ -260,6 +333,9 @@ class FakeUpstream:
                 if self._closing.is_set() or n == reply.cut_after_chunks:
                     raise _CutStream
                 yield f"data: {json.dumps(chunk)}\n\n".encode()
+                if n == 0:
+                    async for extra in self._faults(chunk, reply, gen):
+                        yield extra
             if self._closing.is_set() or reply.cut_after_chunks is not None:
                 raise _CutStream
             yield b"data: [DONE]\n\n"
@@ -267,3 +343,23 @@ class FakeUpstream:
         except (asyncio.CancelledError, GeneratorExit):
             rec.disconnected = True
             raise
+
+    async def _faults(self, first: dict[str, Any], reply: Reply, gen: int) -> AsyncIterator[bytes]:
+        """What the fault modes send after the first chunk."""
+        if reply.raw_data is not None:
+            yield f"data: {reply.raw_data}\n\n".encode()
+        while reply.keepalive and self._held(gen):
+            yield b": keep-alive\n\n"
+            await asyncio.sleep(0.02)
+        while reply.endless and self._held(gen):
+            piece = {
+                **first,
+                "choices": [{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}],
+            }
+            yield f"data: {json.dumps(piece)}\n\n".encode()
+            await asyncio.sleep(max(reply.chunk_delay_s, 0.01))
+
+
+def _vector(text: str, width: int = 8) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [1.0 + digest[i] / 255 for i in range(width)]

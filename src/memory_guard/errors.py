@@ -48,6 +48,19 @@ class Conflict(MemoryGuardError):
     code = "conflict"
 
 
+class DuplicateQuestion(Conflict):
+    """A live entry already holds this question in this scope; `entry_id` in the body names it."""
+
+    code = "duplicate_question"
+
+    def __init__(self, entry_id: int) -> None:
+        super().__init__(
+            f"entry {entry_id} already holds this question in this scope: edit that entry, "
+            "or mark it obsolete before writing a new one"
+        )
+        self.extra = {"entry_id": entry_id}
+
+
 class PayloadTooLarge(MemoryGuardError):
     status = 413
     code = "payload_too_large"
@@ -63,6 +76,13 @@ class UpstreamError(MemoryGuardError):
 class UpstreamTimeout(UpstreamError):
     status = 504
     code = "upstream_timeout"
+
+
+class UpstreamNotConfigured(UpstreamError):
+    """No key is configured for an upstream that an answer needs."""
+
+    status = 503
+    code = "upstream_not_configured"
 
 
 class NotReady(MemoryGuardError):

@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 
+import numpy as np
+
 from memory_guard.agent.llm import ChatModel
 from memory_guard.agent.loop import AgentLoop
 from memory_guard.agent.openai_chat import OpenAIChatModel
@@ -21,25 +23,31 @@ from memory_guard.conversations.service import ConversationService
 from memory_guard.conversations.store import SqliteConversationStore
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
+from memory_guard.embeddings.cache import CachingEmbedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.errors import NotReady
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.service import HitService
 from memory_guard.hits.store import SqliteHitStore
 from memory_guard.memory.audit_store import SqliteAuditLog
+from memory_guard.memory.bookkeeping import Bookkeeping
+from memory_guard.memory.entry import Scope
 from memory_guard.memory.guard import Guard, Thresholds
+from memory_guard.memory.import_store import SqliteImportStaging
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookup_store import SqliteLookupLog
+from memory_guard.memory.proposal_store import SqliteProposalStore
+from memory_guard.memory.proposals import ProposalService
 from memory_guard.memory.service import MemoryService
 from memory_guard.memory.stats import MemoryStats, Price
-from memory_guard.memory.storage import MemoryStore
+from memory_guard.memory.storage import IndexRow, MemoryStore
 from memory_guard.memory.store import SqliteMemoryStore
-from memory_guard.memory.transfer import MemoryTransfer
+from memory_guard.memory.transfer import MemoryTransfer, discard_abandoned_imports
 from memory_guard.ops.metrics import Metrics
 from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
 from memory_guard.verify.judge_store import SqliteJudgementStore
-from memory_guard.verify.llm_judge import LlmJudge
+from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, LlmJudge
 from memory_guard.verify.model import load_models
 from memory_guard.verify.policy import ServePolicy
 from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
@@ -59,6 +67,9 @@ def build_chat_model(settings: Settings, *, judge: bool = False) -> OpenAIChatMo
         max_retries=settings.llm_max_retries,
         referer=settings.app_url,
         title=settings.app_name,
+        turn_deadline_s=settings.memory_judge_timeout_s if judge else settings.llm_turn_deadline_s,
+        max_answer_chars=JUDGE_MAX_ANSWER_CHARS if judge else settings.llm_max_answer_chars,
+        secrets=[settings.openai_api_key.get_secret_value()],
     )
 
 
@@ -102,14 +113,25 @@ async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta)
         # A remote model of unpublished width: one call tells it (the endpoint must be up at start).
         await embedder.embed(["dimension probe"])
     index = VectorIndex(embedder.model_id, embedder.dimension)
+    width = embedder.dimension * 4  # float32 bytes
     skipped = 0
-    async for row in store.index_rows(embedder.model_id):
-        if row.vector.shape != (embedder.dimension,):
-            skipped += 1
-            continue
-        aged_out = row.updated_at + max_age
-        expiry = min(aged_out, row.expires_at) if row.expires_at else aged_out
-        index.put(row.scope, row.id, row.vector, row.created_at.timestamp(), expiry.timestamp())
+    async for rows in store.index_rows(embedder.model_id, max_age):
+        by_scope: dict[Scope, list[IndexRow]] = {}
+        for row in rows:
+            if len(row.embedding) != width:
+                skipped += 1
+                continue
+            by_scope.setdefault(row.scope, []).append(row)
+        for scope, kept in by_scope.items():
+            # One buffer per scope and batch, not one array per row.
+            vectors = np.frombuffer(b"".join(row.embedding for row in kept), dtype="<f4")
+            index.put_many(
+                scope,
+                [row.id for row in kept],
+                vectors.reshape(len(kept), embedder.dimension).astype(np.float32),
+                [row.created for row in kept],
+                [row.expires for row in kept],
+            )
     logger.info(
         "index loaded: %d vectors of %s in %.2fs",
         len(index),
@@ -129,6 +151,7 @@ class Services:
     chat_model: ChatModel
     judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
     metrics: Metrics
+    bookkeeping: Bookkeeping
     memory: MemoryService
     transfer: MemoryTransfer
     stats: MemoryStats
@@ -136,6 +159,7 @@ class Services:
     conversations: ConversationService
     chat: ChatService
     readiness: Readiness
+    proposals: ProposalService
 
     @classmethod
     async def open(
@@ -159,23 +183,63 @@ class Services:
         try:
             metrics = Metrics()
             store = SqliteMemoryStore(db)
+            conversation_store = SqliteConversationStore(db)
+            bookkeeping = Bookkeeping(
+                db,
+                store,
+                conversation_store,
+                metrics,
+                settings.memory_bookkeeping_queue,
+                settings.memory_bookkeeping_batch,
+            )
             thresholds = thresholds_of(settings)
+            # Before the index is read: rows of an import that never finished are nobody's.
+            staging = SqliteImportStaging(db)
+            await discard_abandoned_imports(staging)
             index = await load_index(store, embedder, thresholds.max_age)
-            verifier = verifier_of(settings, embedder)
+            cached = CachingEmbedder(embedder, settings.embedding_cache_size, metrics)
+            verifier = verifier_of(settings, cached)
             judgements = SqliteJudgementStore(db)
             judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
             floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
             policy = policy_of(settings)
-            guard = Guard(store, index, embedder, thresholds, metrics, clock, verifier, policy, judge, floors)
+            guard = Guard(
+                store,
+                index,
+                cached,
+                thresholds,
+                metrics,
+                clock,
+                verifier,
+                policy,
+                judge,
+                floors,
+                bookkeeping=bookkeeping,
+            )
             hits = HitService(SqliteHitStore(db), clock, floors)
             await hits.load_floors()
             lookup_log = SqliteLookupLog(db)
-            memory = MemoryService(guard, clock, SqliteAuditLog(db), lookup_log)
+            memory = MemoryService(
+                guard, clock, SqliteAuditLog(db), lookup_log, settings.memory_search_min_score
+            )
             price = Price(settings.memory_price_per_1k_tokens, settings.memory_price_currency)
             stats = MemoryStats(store, lookup_log, hits, judgements, judge is not None, price, clock)
-            conversations = ConversationService(SqliteConversationStore(db), memory, hits)
-            loop = AgentLoop(chat_model, builtin_registry(), settings.agent_max_turns, metrics)
-            chat = ChatService(memory, conversations, loop, agents, settings.history_messages, clock)
+            proposals = ProposalService(SqliteProposalStore(db), memory, clock)
+            conversations = ConversationService(conversation_store, proposals, hits)
+            loop = AgentLoop(
+                chat_model, builtin_registry(), settings.agent_max_turns, metrics, settings.llm_run_deadline_s
+            )
+            chat = ChatService(
+                memory,
+                conversations,
+                loop,
+                agents,
+                settings.history_messages,
+                clock,
+                bookkeeping=bookkeeping,
+                unit_of_work=db.transaction,
+            )
+            bookkeeping.start()
         except BaseException:
             await chat_model.aclose()
             if judge_model is not None:
@@ -190,16 +254,20 @@ class Services:
             chat_model,
             judge_model,
             metrics,
+            bookkeeping,
             memory,
-            MemoryTransfer(memory, DEFAULT_AGENT),
+            MemoryTransfer(memory, staging, DEFAULT_AGENT, clock),
             stats,
             hits,
             conversations,
             chat,
             Readiness(embedder),
+            proposals,
         )
 
     async def aclose(self) -> None:
+        # First, while the database is open: what was answered is written before the stop.
+        await self.bookkeeping.close()
         await self.chat_model.aclose()
         if self.judge_model is not None:
             await self.judge_model.aclose()

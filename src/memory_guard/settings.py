@@ -134,7 +134,10 @@ class Settings(BaseSettings):
         default="openai/gpt-4o-mini", description="Model of the LLM judge: a cheap one is enough."
     )
     memory_judge_timeout_s: float = Field(
-        default=10.0, gt=0, description="Timeout of one judge request, seconds (the lookup waits for it)."
+        default=10.0,
+        gt=0,
+        description="Longest time one judge verdict may take in all (connection, retries, answer), "
+        "seconds; the lookup waits for it, and without a verdict the candidate stays unsure.",
     )
     memory_judge_max_tokens: int = Field(
         default=16, ge=1, description="Completion budget of one judge verdict (YES or NO and a short reason)."
@@ -147,16 +150,65 @@ class Settings(BaseSettings):
     memory_auto_prune: bool = Field(
         default=True, description="Delete expired entries of a scope when a lookup meets them."
     )
+    memory_bookkeeping_queue: int = Field(
+        default=10_000,
+        ge=1,
+        description="Lookup-log rows and served-answer histories waiting to be written after their "
+        "answers; when the database falls this far behind, answers wait for room.",
+    )
+    memory_bookkeeping_batch: int = Field(
+        default=256, ge=1, description="Most queued rows written in one transaction."
+    )
     memory_assisted_top_k: int = Field(
         default=3, ge=1, le=20, description="How many close matches at most are given to the LLM."
     )
+    memory_search_min_score: float = Field(
+        default=0.4,
+        ge=-1.0,
+        le=1.0,
+        description="Lowest cosine score a staff semantic search (GET /staff/memory?query=) lists; "
+        "its results come best first, each with its score. With the default model a few French "
+        "keywords score 0.4 to 0.75 against the questions they name, and mostly below 0.4 against "
+        "unrelated ones.",
+    )
     llm_base_url: str = Field(default=OPENROUTER_URL, description="OpenAI-compatible chat completions URL.")
-    llm_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the LLM upstream.")
+    llm_api_key: SecretStr = Field(
+        default=SecretStr(""),
+        description="Key for the LLM upstream (any non-empty value for an upstream that takes no key); "
+        "without it, a question not answered from memory ends with upstream_not_configured.",
+    )
     llm_model: str = Field(default="openai/gpt-4o-mini", description="Model name sent to the upstream.")
     llm_max_tokens: int = Field(default=4096, ge=1, description="Completion budget for one LLM turn.")
-    llm_timeout_s: float = Field(default=60.0, gt=0, description="Timeout of one upstream request, seconds.")
+    llm_timeout_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest wait for the LLM upstream's next byte (connection, headers or the next piece "
+        "of the stream), seconds; LLM_TURN_DEADLINE_S bounds the whole turn.",
+    )
     llm_max_retries: int = Field(
-        default=1, ge=0, le=5, description="Retries of a failed upstream request before any byte streamed."
+        default=1,
+        ge=0,
+        le=5,
+        description="Retries of a failed upstream request before any byte streamed; a retry starts only "
+        "if it can before the turn's deadline.",
+    )
+    llm_turn_deadline_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Longest time one LLM turn may take in all, seconds: connection, retries and the whole "
+        "streamed answer. Past it the run ends with upstream_timeout and nothing is learned.",
+    )
+    llm_run_deadline_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="Longest time the LLM part of one question may take, every turn and skill included, "
+        "seconds. Past it the run ends with upstream_timeout and nothing is learned.",
+    )
+    llm_max_answer_chars: int = Field(
+        default=200_000,
+        ge=1,
+        description="Most characters (text and tool-call arguments) one LLM turn may stream; past them the "
+        "turn is cut like finish_reason=length: the answer is truncated and not learned.",
     )
     agent_max_turns: int = Field(
         default=10, ge=1, le=50, description="Upper bound of LLM turns per question."
@@ -183,6 +235,18 @@ class Settings(BaseSettings):
         default="https://api.openai.com/v1", description="Base URL of the OpenAI-compatible embeddings API."
     )
     openai_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the embeddings endpoint.")
+    embedding_deadline_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Longest time one request to the embeddings endpoint (EMBEDDING_PROVIDER=openai) may "
+        "take in all, retries included, seconds.",
+    )
+    embedding_cache_size: int = Field(
+        default=4096,
+        ge=0,
+        description="Embeddings of recent questions kept in memory (keyed on model and normalized "
+        "text), so a repeated question is not embedded again; 0 turns the cache off.",
+    )
     api_keys: SecretStr = Field(
         default=SecretStr(""),
         description="Comma-separated key:tenant:role triples, each with an optional :name that the audit "
@@ -198,6 +262,12 @@ class Settings(BaseSettings):
         "empty allows none.",
     )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
+    max_profile_chars: int = Field(
+        default=20_000,
+        ge=100,
+        description="Longest accepted `entreprise` profile of a chat request, counted as JSON text "
+        "(it is sent to the LLM with every turn); it may nest at most 32 levels.",
+    )
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="Largest accepted request body.")
     import_max_bytes: int = Field(
         default=50_000_000,

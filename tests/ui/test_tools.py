@@ -201,10 +201,11 @@ def test_import_reports_bad_lines_then_export_downloads_the_file(
     page.type("#import-file", str(upload))
     page.click("#import-submit")
     page.wait_text("#import-result", "Rien n'a été importé.")
-    page.wait_text("#import-result .line-errors", "ligne 3")
+    page.wait_text("#import-result .line-errors", "ligne 3 : ce n'est pas du JSON valide (colonne 2)")
+    page.wait_text("#import-result .error", "Des lignes ne sont pas valides")
     page.click("#import-skip")
     page.click("#import-submit")
-    page.wait_text("#import-result", "2 entrées importées, 0 déjà présentes.")
+    page.wait_text("#import-result", "2 entrées importées, 0 déjà présente.")
     page.wait_text("#import-result .line-errors", "ligne 3")
     page.screenshot("transfer")
     with client_for(live, "sb") as globex:
@@ -239,7 +240,7 @@ def test_import_shows_its_progress_then_the_report(page: StaffPage, tmp_path: Pa
     )
     page.type("#import-file", str(upload))
     page.click("#import-submit")
-    page.wait_text("#import-result", "150 entrées importées, 0 déjà présentes.")
+    page.wait_text("#import-result", "150 entrées importées, 0 déjà présente.")
     bar = page.js("const p = document.getElementById('import-progress'); return [p.value, p.max]")
     assert bar == [150, 150], "the bar ends full: value == max == the number of new entries"
     assert page.find("#import-progress").is_displayed()
@@ -254,7 +255,7 @@ def test_import_shows_its_progress_then_the_report(page: StaffPage, tmp_path: Pa
     assert len(page.api.get("/staff/memory", params={"limit": 200}).json()["items"]) == 150
 
     page.click("#import-submit")  # the same file again: nothing new, and the bar still ends full
-    page.wait_text("#import-result", "0 entrées importées, 150 déjà présentes.")
+    page.wait_text("#import-result", "0 entrée importée, 150 déjà présentes.")
     assert page.text("#import-progress-text") == "0 / 0 entrées ré-encodées"
 
 
@@ -293,7 +294,8 @@ def test_import_stream_skips_pings_and_shows_an_error_sent_midway(page: StaffPag
     page.js(FAKE_IMPORT, failing, "text/event-stream; charset=utf-8")
     page.type("#import-file", str(upload))
     page.click("#import-submit")
-    page.wait_text("#import-result .error", "L'import a échoué : the import failed; nothing was stored")
+    # The error's code says it in French; its English text is for the API's other readers.
+    page.wait_text("#import-result .error", "L'import a échoué : Une erreur s'est produite de notre côté")
     assert "Rien n'a été importé." in page.text("#import-result")
     assert page.text("#import-progress-text") == "64 / 150 entrées ré-encodées", "the bar says how far it got"
     sent = page.js("return window.__sent")
@@ -305,5 +307,5 @@ def test_import_stream_skips_pings_and_shows_an_error_sent_midway(page: StaffPag
     report = {"imported": 1, "already_present": 0, "skipped": []}
     page.js(FAKE_IMPORT, json.dumps(report), "application/json")
     page.click("#import-submit")
-    page.wait_text("#import-result", "1 entrées importées, 0 déjà présentes.")
+    page.wait_text("#import-result", "1 entrée importée, 0 déjà présente.")
     assert not page.find("#import-progress").is_displayed()

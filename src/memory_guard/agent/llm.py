@@ -24,6 +24,11 @@ class ToolCallRequest:
     arguments: str
 
 
+# The finish reason of a turn we cut because its text passed the answer cap: like `length`, the
+# answer is truncated.
+ANSWER_CAP = "answer_cap"
+
+
 @dataclass(frozen=True, slots=True)
 class TurnEnd:
     finish_reason: str
@@ -35,11 +40,17 @@ StreamItem = TextDelta | ToolCallRequest | TurnEnd
 
 
 class ChatModel(Protocol):
-    """One turn against the upstream. Ends with exactly one TurnEnd, or raises UpstreamError."""
+    """One turn against the upstream. Ends with exactly one TurnEnd, or raises UpstreamError.
+
+    A turn ends by its own deadline, or by `deadline` (event-loop time) when that comes sooner,
+    with UpstreamTimeout.
+    """
 
     @property
     def model(self) -> str: ...
 
-    def stream(self, messages: list[ChatMessage], tools: list[ToolSchema]) -> AsyncIterator[StreamItem]: ...
+    def stream(
+        self, messages: list[ChatMessage], tools: list[ToolSchema], *, deadline: float | None = None
+    ) -> AsyncIterator[StreamItem]: ...
 
     async def aclose(self) -> None: ...

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from memory_guard.agent import events
 from memory_guard.agent.events import Event
-from memory_guard.agent.llm import ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
+from memory_guard.agent.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
-from memory_guard.errors import MemoryGuardError
+from memory_guard.errors import MemoryGuardError, UpstreamTimeout
 from memory_guard.ops.metrics import Metrics
 
 MAX_TOOL_RESULT_CHARS = 8000
+DEFAULT_RUN_DEADLINE_S = 300.0
 
 
 @dataclass(slots=True)
@@ -33,22 +35,33 @@ class LoopResult:
 
 
 class AgentLoop:
-    def __init__(self, model: ChatModel, registry: SkillRegistry, max_turns: int, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        registry: SkillRegistry,
+        max_turns: int,
+        metrics: Metrics,
+        run_deadline_s: float = DEFAULT_RUN_DEADLINE_S,
+    ) -> None:
         self.model = model
         self.registry = registry
         self._max_turns = max_turns
         self._metrics = metrics
+        self._run_deadline_s = run_deadline_s
 
     async def run(
         self, messages: list[ChatMessage], context: SkillContext, result: LoopResult
     ) -> AsyncIterator[Event]:
         tools = self.registry.tools()
+        # Every turn and skill of the run ends by this deadline, whatever each one's own.
+        deadline = asyncio.get_running_loop().time() + self._run_deadline_s
         for _ in range(self._max_turns):
             result.turns += 1
             turn_text: list[str] = []
             calls: list[ToolCallRequest] = []
+            capped = False
             try:
-                async for item in self.model.stream(messages, tools):
+                async for item in self.model.stream(messages, tools, deadline=deadline):
                     if isinstance(item, TextDelta):
                         turn_text.append(item.text)
                         yield events.text(item.text)
@@ -56,19 +69,24 @@ class AgentLoop:
                         calls.append(item)
                     elif isinstance(item, TurnEnd):
                         self._count(item, result)
+                        capped = item.finish_reason == ANSWER_CAP
             except MemoryGuardError:
                 self._metrics.llm_calls.labels(outcome="error").inc()
                 raise
             self._metrics.llm_calls.labels(outcome="ok").inc()
             text = "".join(turn_text)
             result.full_text += text
+            if capped:
+                yield events.status(
+                    "Réponse tronquée : elle dépassait la longueur permise ; elle ne sera pas mémorisée."
+                )
             if not calls:
                 result.final_text = text
                 result.completed = True
                 return
             messages.append(_assistant_turn(text, calls))
             yield events.status("Exécution des outils…")
-            async for event in self._run_skills(calls, messages, context, result):
+            async for event in self._run_skills(calls, messages, context, result, deadline):
                 yield event
         raise MemoryGuardError(
             f"the agent did not reach an answer within {self._max_turns} turns", code="agent_turn_limit"
@@ -77,7 +95,7 @@ class AgentLoop:
     def _count(self, end: TurnEnd, result: LoopResult) -> None:
         result.prompt_tokens += end.prompt_tokens
         result.completion_tokens += end.completion_tokens
-        result.truncated = result.truncated or end.finish_reason == "length"
+        result.truncated = result.truncated or end.finish_reason in ("length", ANSWER_CAP)
         self._metrics.tokens.labels(kind="prompt").inc(end.prompt_tokens)
         self._metrics.tokens.labels(kind="completion").inc(end.completion_tokens)
 
@@ -87,10 +105,15 @@ class AgentLoop:
         messages: list[ChatMessage],
         context: SkillContext,
         result: LoopResult,
+        deadline: float,
     ) -> AsyncIterator[Event]:
         for call in calls:
             yield events.skill_start(call.name, _params_of(call.arguments))
-            outcome = await self.registry.execute(call.name, call.arguments, context)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    outcome = await self.registry.execute(call.name, call.arguments, context)
+            except TimeoutError:
+                raise UpstreamTimeout("the answer was not ready within the time allowed") from None
             rendered = json.dumps(outcome.result, ensure_ascii=False, default=str)
             yield events.skill_result(call.name, rendered)
             result.skills_used.append(call.name)

@@ -10,10 +10,13 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from memory_guard.agent.llm import ChatModel
-from memory_guard.api import chat, ops, staff, staff_reports, staff_transfer, ui
+from memory_guard.api import chat, ops, staff, staff_proposals, staff_reports, staff_transfer, ui
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
+from memory_guard.api.freshness import ReadYourWrites
+from memory_guard.api.headers import StaffHeaders
 from memory_guard.api.limits import BodyLimit
+from memory_guard.api.openapi import with_bearer
 from memory_guard.embeddings.base import Embedder
 from memory_guard.services import Services
 from memory_guard.settings import Settings
@@ -51,11 +54,13 @@ def create_app(
     app.state.keyring = KeyRing(settings.keys)
     install_error_handlers(app)
 
+    app.add_middleware(ReadYourWrites)
     app.add_middleware(
         BodyLimit,
         max_bytes=settings.max_body_bytes,
         larger={staff_transfer.IMPORT_PATH: settings.import_max_bytes},
     )
+    app.add_middleware(StaffHeaders)
     origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
     if origins:
         # A browser frontend on another origin sends a preflight for the Authorization header.
@@ -73,5 +78,7 @@ def create_app(
     # Before `staff`, whose /staff/memory/{entry_id} would otherwise take /stats, /audit, /export.
     app.include_router(staff_reports.router)
     app.include_router(staff_transfer.router)
+    app.include_router(staff_proposals.router)
     app.include_router(staff.router)
+    app.openapi = with_bearer(app)  # type: ignore[method-assign]
     return app

@@ -8,15 +8,20 @@ from fastapi import APIRouter
 from sse_starlette.sse import EventSourceResponse
 
 from memory_guard.api.deps import ClientDep, ServicesDep
+from memory_guard.api.openapi import errors
+from memory_guard.api.params import ConversationId, Id
 from memory_guard.api.schemas import ChatBody, FeedbackBody
 from memory_guard.api.sse import event_stream
+from memory_guard.bounds import bounded_json
 from memory_guard.chat.service import ChatRequest
 from memory_guard.errors import InvalidRequest
+from memory_guard.settings import Settings
 
-router = APIRouter()
+router = APIRouter(responses=errors(400, 401, 404, 413, 422))
 
 
-def _request(body: ChatBody, conversation_id: str | None, max_chars: int) -> ChatRequest:
+def _request(body: ChatBody, conversation_id: str | None, settings: Settings) -> ChatRequest:
+    max_chars = settings.max_message_chars
     if not body.message.strip():
         raise InvalidRequest("message must not be empty", code="empty_message")
     if len(body.message) > max_chars:
@@ -24,6 +29,11 @@ def _request(body: ChatBody, conversation_id: str | None, max_chars: int) -> Cha
             f"message is {len(body.message)} characters long; the limit is {max_chars}",
             code="message_too_long",
         )
+    if body.entreprise is not None:
+        try:
+            bounded_json(body.entreprise, settings.max_profile_chars)
+        except ValueError as exc:
+            raise InvalidRequest(f"entreprise: {exc}", code="invalid_profile") from None
     if conversation_id and body.conversation_id and body.conversation_id != conversation_id:
         raise InvalidRequest(
             "conversation_id in the body differs from the one in the path", code="conflicting_ids"
@@ -42,32 +52,38 @@ def _request(body: ChatBody, conversation_id: str | None, max_chars: int) -> Cha
 
 @router.post("/chat", response_class=EventSourceResponse)
 async def chat(body: ChatBody, principal: ClientDep, services: ServicesDep) -> EventSourceResponse:
-    run = await services.chat.open(
-        principal.tenant, _request(body, None, services.settings.max_message_chars)
-    )
+    run = await services.chat.open(principal.tenant, _request(body, None, services.settings))
     return event_stream(run.events())
 
 
 @router.post("/chat/{conversation_id}/message", response_class=EventSourceResponse)
 async def chat_message(
-    conversation_id: str, body: ChatBody, principal: ClientDep, services: ServicesDep
+    conversation_id: ConversationId, body: ChatBody, principal: ClientDep, services: ServicesDep
 ) -> EventSourceResponse:
-    request = _request(body, conversation_id, services.settings.max_message_chars)
+    request = _request(body, conversation_id, services.settings)
     run = await services.chat.open(principal.tenant, request)
     return event_stream(run.events())
 
 
 @router.get("/chat/{conversation_id}/messages")
-async def messages(conversation_id: str, principal: ClientDep, services: ServicesDep) -> dict[str, Any]:
+async def messages(
+    conversation_id: ConversationId, principal: ClientDep, services: ServicesDep
+) -> dict[str, Any]:
     history = await services.conversations.history(principal.tenant, conversation_id)
     return {"items": [message.to_public() for message in history]}
 
 
 @router.post("/chat/{conversation_id}/messages/{message_id}/feedback")
 async def feedback(
-    conversation_id: str, message_id: int, body: FeedbackBody, principal: ClientDep, services: ServicesDep
+    conversation_id: ConversationId,
+    message_id: Id,
+    body: FeedbackBody,
+    principal: ClientDep,
+    services: ServicesDep,
 ) -> dict[str, Any]:
-    entry = await services.conversations.feedback(
-        principal.tenant, conversation_id, message_id, body.validated, body.corrected_answer
+    """`outcome`: `applied` (the entry changed), `proposed` (staff will decide: `proposal_id`) or
+    `unchanged`; `status` is the entry's status after it. memory/proposal.py has the rule."""
+    result = await services.conversations.feedback(
+        principal.tenant, conversation_id, message_id, body.validated, body.corrected_answer, principal.actor
     )
-    return {"entry_id": entry.id, "status": entry.status.value}
+    return result.to_public()

@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from memory_guard.errors import MemoryGuardError
 
@@ -38,8 +39,27 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    codes = {404: "not_found", 405: "method_not_allowed"}
-    return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+    # 400: the framework could not read the body at all (not UTF-8, or nested past what json reads).
+    codes = {400: "invalid_body", 404: "not_found", 405: "method_not_allowed"}
+    response = error_response(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+    response.headers.update(exc.headers or {})
+    if exc.status_code == 405:
+        # HTTP requires a 405 to name what the path takes; the router names only the first route
+        # that matched the path (GET /staff/memory), not its siblings (POST /staff/memory).
+        response.headers["Allow"] = _allowed_methods(request) or response.headers.get("Allow", "")
+    return response
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _allowed_methods(request: Request) -> str:
+    allowed = []
+    for method in _METHODS:
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] is Match.FULL for route in request.app.router.routes):
+            allowed.append(method)
+    return ", ".join(allowed)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
+from memory_guard.bounds import Day
 from memory_guard.errors import InvalidRequest
 from memory_guard.memory.entry import Source, Status
 from memory_guard.memory.storage import EntryFilter
@@ -25,8 +26,8 @@ def entry_filter(
     project: _Name = None,
     phase: _Name = None,
     tag: _Name = None,
-    created_from: Annotated[date | None, Query(description="first day (UTC) of creation")] = None,
-    created_to: Annotated[date | None, Query(description="last day (UTC) of creation, included")] = None,
+    created_from: Annotated[Day | None, Query(description="first day (UTC) of creation")] = None,
+    created_to: Annotated[Day | None, Query(description="last day (UTC) of creation, included")] = None,
 ) -> EntryFilter:
     if created_from and created_to and created_from > created_to:
         raise InvalidRequest("created_from is after created_to", code="invalid_date_range")

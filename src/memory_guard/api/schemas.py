@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory_guard.bounds import Moment, Tag, Text
 from memory_guard.memory.edit import Edit
 from memory_guard.memory.entry import Status
 from memory_guard.memory.policy import CacheMode
@@ -17,38 +17,39 @@ _NAME = Field(default=None, max_length=200)
 class ChatBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    message: str
-    conversation_id: str | None = Field(default=None, max_length=200)
+    message: Text
+    conversation_id: Text | None = Field(default=None, max_length=200)
     type: Literal["user_request", "follow_up"] | None = None
-    agent: str | None = _NAME
-    project: str | None = _NAME
-    phase: str | None = _NAME
+    agent: Text | None = _NAME
+    project: Text | None = _NAME
+    phase: Text | None = _NAME
+    # Its size and depth are bounded by MAX_PROFILE_CHARS in the route (a setting, not a constant).
     entreprise: dict[str, Any] | None = None
     cache: CacheMode = CacheMode.USE
 
 
 class FeedbackBody(BaseModel):
     validated: bool
-    corrected_answer: str | None = Field(default=None, min_length=1, max_length=100_000)
+    corrected_answer: Text | None = Field(default=None, min_length=1, max_length=100_000)
 
 
 class EntryCreateBody(BaseModel):
-    question: str = Field(min_length=1, max_length=16_000)
-    answer: str = Field(min_length=1, max_length=100_000)
-    agent: str | None = _NAME
-    project: str | None = _NAME
-    phase: str | None = _NAME
-    tags: list[str] = Field(default_factory=list, max_length=50)
+    question: Text = Field(min_length=1, max_length=16_000)
+    answer: Text = Field(min_length=1, max_length=100_000)
+    agent: Text | None = _NAME
+    project: Text | None = _NAME
+    phase: Text | None = _NAME
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
 
 
 class EntryPatchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str | None = Field(default=None, min_length=1, max_length=16_000)
-    answer: str | None = Field(default=None, min_length=1, max_length=100_000)
+    question: Text | None = Field(default=None, min_length=1, max_length=16_000)
+    answer: Text | None = Field(default=None, min_length=1, max_length=100_000)
     status: Status | None = None
-    tags: list[str] | None = Field(default=None, max_length=50)
-    expires_at: datetime | None = None  # null removes an explicit expiry
+    tags: list[Tag] | None = Field(default=None, max_length=50)
+    expires_at: Moment | None = None  # null removes an explicit expiry
 
     def to_edit(self) -> Edit:
         return Edit(
@@ -62,11 +63,36 @@ class EntryPatchBody(BaseModel):
 
 
 class LookupBody(BaseModel):
-    question: str = Field(min_length=1, max_length=16_000)
-    agent: str | None = _NAME
-    project: str | None = _NAME
-    phase: str | None = _NAME
+    question: Text = Field(min_length=1, max_length=16_000)
+    agent: Text | None = _NAME
+    project: Text | None = _NAME
+    phase: Text | None = _NAME
 
 
 class ReviewBody(BaseModel):
     correct: bool
+
+
+class AcceptProposalBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    force: bool = Field(
+        default=False, description="apply it even though the entry changed since the proposal was made"
+    )
+
+
+class RejectProposalBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Text | None = Field(default=None, max_length=2000)
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable, machine-readable: e.g. invalid_request, not_found")
+    message: str = Field(description="what is wrong, for a person")
+
+
+class ErrorBody(BaseModel):
+    """The body of every 4xx and 5xx answer."""
+
+    error: ErrorDetail

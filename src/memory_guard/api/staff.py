@@ -8,10 +8,13 @@ from fastapi import APIRouter, Query, Response
 
 from memory_guard.api.deps import ServicesDep, StaffDep, scope_of
 from memory_guard.api.filters import EntryFilterDep
+from memory_guard.api.openapi import STAFF_ERRORS
+from memory_guard.api.params import Cursor, Id
 from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody
 from memory_guard.memory.entry import Status
+from memory_guard.verify.reasons import describe_reason
 
-router = APIRouter(prefix="/staff/memory")
+router = APIRouter(prefix="/staff/memory", responses=STAFF_ERRORS)
 
 
 @router.get("")
@@ -21,11 +24,16 @@ async def list_entries(
     where: EntryFilterDep,
     query: Annotated[str | None, Query(max_length=2000)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=40)] = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     page = await services.memory.list_entries(principal.tenant, where, limit, cursor, query)
     max_age = services.memory.max_age
-    return {"items": [e.to_public(max_age) for e in page.items], "next_cursor": page.next_cursor}
+    # A semantic search gives each item its score; a plain list has none.
+    scores = page.scores or {}
+    items = [
+        {**e.to_public(max_age), **({"score": scores[e.id]} if e.id in scores else {})} for e in page.items
+    ]
+    return {"items": items, "next_cursor": page.next_cursor}
 
 
 @router.post("", status_code=201)
@@ -54,7 +62,7 @@ async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -
                 **(
                     c.verification.to_json()
                     if c.verification
-                    else {"verdict": None, "reason": "verifier off"}
+                    else {"verdict": None, "reason": "verifier off", **describe_reason("verifier off")}
                 ),
             }
             for c in result.candidates
@@ -68,45 +76,45 @@ async def prune(principal: StaffDep, services: ServicesDep) -> dict[str, int]:
 
 
 @router.get("/{entry_id}")
-async def get_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def get_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     entry = await services.memory.get(principal.tenant, entry_id)
     return entry.to_public(services.memory.max_age)
 
 
 @router.patch("/{entry_id}")
 async def patch_entry(
-    entry_id: int, body: EntryPatchBody, principal: StaffDep, services: ServicesDep
+    entry_id: Id, body: EntryPatchBody, principal: StaffDep, services: ServicesDep
 ) -> dict[str, Any]:
     entry = await services.memory.update(principal.tenant, entry_id, body.to_edit(), principal.actor)
     return entry.to_public(services.memory.max_age)
 
 
 @router.post("/{entry_id}/validate")
-async def validate_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def validate_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     entry = await services.memory.set_status(principal.tenant, entry_id, Status.VALIDATED, principal.actor)
     return entry.to_public(services.memory.max_age)
 
 
 @router.post("/{entry_id}/obsolete")
-async def obsolete_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def obsolete_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     entry = await services.memory.set_status(principal.tenant, entry_id, Status.OBSOLETE, principal.actor)
     return entry.to_public(services.memory.max_age)
 
 
 @router.delete("/{entry_id}", status_code=204)
-async def delete_entry(entry_id: int, principal: StaffDep, services: ServicesDep) -> Response:
+async def delete_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> Response:
     await services.memory.delete(principal.tenant, entry_id, principal.actor)
     return Response(status_code=204)
 
 
 @router.get("/{entry_id}/history")
-async def entry_history(entry_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def entry_history(entry_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     events = await services.memory.history(principal.tenant, entry_id)
     return {"items": [event.to_public() for event in events]}
 
 
 @router.get("/{entry_id}/usage")
-async def entry_usage(entry_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def entry_usage(entry_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     entry, usage = await services.memory.usage(principal.tenant, entry_id)
     return {
         "entry_id": entry.id,

@@ -8,10 +8,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memory_guard.api.deps import ServicesDep, StaffDep
+from memory_guard.api.openapi import STAFF_ERRORS
+from memory_guard.api.params import MAX_ID, Cursor, Id, OptionalId
 from memory_guard.api.schemas import ReviewBody
 from memory_guard.memory.audit import Action
 
-router = APIRouter(prefix="/staff/memory")
+router = APIRouter(prefix="/staff/memory", responses=STAFF_ERRORS)
 
 
 @router.get("/stats")
@@ -29,7 +31,7 @@ async def served_hits(
     services: ServicesDep,
     review: Literal["right", "wrong", "none"] | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[int | None, Query(ge=1)] = None,
+    cursor: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
 ) -> dict[str, Any]:
     """The answers served from memory, newest first, to review (`review=none`: not yet reviewed)."""
     items, next_cursor = await services.hits.page(principal.tenant, review, limit, cursor)
@@ -41,7 +43,7 @@ async def served_hits(
 
 @router.post("/hits/{lookup_id}/review")
 async def review_hit(
-    lookup_id: int, body: ReviewBody, principal: StaffDep, services: ServicesDep
+    lookup_id: Id, body: ReviewBody, principal: StaffDep, services: ServicesDep
 ) -> dict[str, Any]:
     await services.hits.review(principal.tenant, lookup_id, body.correct, by=principal.actor)
     return {"lookup_id": lookup_id, "review": "right" if body.correct else "wrong"}
@@ -51,10 +53,10 @@ async def review_hit(
 async def audit_log(
     principal: StaffDep,
     services: ServicesDep,
-    entry_id: Annotated[int | None, Query(ge=1)] = None,
+    entry_id: OptionalId = None,
     action: Annotated[list[Action] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=40)] = None,
+    cursor: Cursor = None,
 ) -> dict[str, Any]:
     """Every recorded change to the tenant's entries, newest first (`action` may repeat)."""
     events, next_cursor = await services.memory.audit_log(
@@ -64,7 +66,7 @@ async def audit_log(
 
 
 @router.post("/audit/{event_id}/restore")
-async def restore(event_id: int, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def restore(event_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
     """Undo a recorded change: the entry goes back to the event's `before`, deleted ones included."""
     entry = await services.memory.restore(principal.tenant, event_id, principal.actor)
     return entry.to_public(services.memory.max_age)

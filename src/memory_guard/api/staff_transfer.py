@@ -13,22 +13,34 @@ from sse_starlette.sse import EventSourceResponse
 
 from memory_guard.api.deps import ServicesDep, StaffDep
 from memory_guard.api.filters import EntryFilterDep
+from memory_guard.api.openapi import STAFF_ERRORS
 from memory_guard.api.sse import PING_SECONDS
 from memory_guard.errors import InvalidRequest, MemoryGuardError, PayloadTooLarge
 from memory_guard.memory.transfer import ImportProgress
 
 logger = logging.getLogger(__name__)
-router = APIRouter(prefix="/staff/memory")
+router = APIRouter(prefix="/staff/memory", responses=STAFF_ERRORS)
 
 IMPORT_PATH = "/staff/memory/import"
 
 
-@router.get("/export")
-async def export(principal: StaffDep, services: ServicesDep, where: EntryFilterDep) -> StreamingResponse:
+class NdjsonResponse(StreamingResponse):
+    media_type = "application/x-ndjson"
+
+
+_EXPORT_ANSWER: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "JSON Lines: one entry per line, as `import` reads them.",
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.get("/export", response_class=NdjsonResponse, responses=_EXPORT_ANSWER)
+async def export(principal: StaffDep, services: ServicesDep, where: EntryFilterDep) -> NdjsonResponse:
     """The tenant's entries (the list's filters apply), one JSON object per line."""
-    return StreamingResponse(
+    return NdjsonResponse(
         services.transfer.export(principal.tenant, where),
-        media_type="application/x-ndjson",
         headers={"Content-Disposition": 'attachment; filename="memory-export.jsonl"'},
     )
 

@@ -35,6 +35,10 @@ ASSETS: dict[str, str] = {
     "view-lookup.js": _JS,
     "view-stats.js": _JS,
     "view-transfer.js": _JS,
+    "view-proposals.js": _JS,
+    "view-hits.js": _JS,
+    "words.js": _JS,
+    "format.js": _JS,
 }
 
 # Everything the page runs or draws comes from this origin: no inline script or style, no frame,

@@ -11,8 +11,10 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from memory_guard.agent import events
@@ -25,8 +27,9 @@ from memory_guard.agent.skills.base import SkillContext
 from memory_guard.chat.learning import mentions_profile
 from memory_guard.clock import Clock
 from memory_guard.conversations.service import ConversationService
-from memory_guard.conversations.storage import Message, NewMessage
+from memory_guard.conversations.storage import Exchange, Message, NewMessage
 from memory_guard.errors import MemoryGuardError, UpstreamError
+from memory_guard.memory.bookkeeping import Bookkeeping
 from memory_guard.memory.entry import Decision, Scope
 from memory_guard.memory.guard import GuardResult
 from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
@@ -58,6 +61,7 @@ class _Plan:
     history: list[Message]
     message_type: str
     standalone: bool
+    received_at: datetime  # when the question came: its time in the history, before its answer's
 
 
 class ChatService:
@@ -69,6 +73,9 @@ class ChatService:
         agents: AgentDirectory,
         history_messages: int,
         clock: Clock,
+        *,
+        bookkeeping: Bookkeeping,
+        unit_of_work: Callable[[], AbstractAsyncContextManager[object]],
     ) -> None:
         self.memory = memory
         self.conversations = conversations
@@ -76,6 +83,9 @@ class ChatService:
         self.agents = agents
         self.history_messages = history_messages
         self.clock = clock
+        self.bookkeeping = bookkeeping
+        # One write transaction that the store calls inside it join (learning + history).
+        self.unit_of_work = unit_of_work
 
     async def open(self, tenant: str, request: ChatRequest) -> ChatRun:
         profile = self.agents.resolve(request.agent)
@@ -84,7 +94,7 @@ class ChatService:
         if conversation_id is None:
             conversation_id = uuid.uuid4().hex
         else:
-            history = await self.conversations.history(tenant, conversation_id)
+            history = await self._history(tenant, conversation_id)
         follow_up = request.type == "follow_up" or (request.type is None and bool(history))
         plan = _Plan(
             tenant=tenant,
@@ -95,8 +105,19 @@ class ChatService:
             history=history,
             message_type=request.type or ("follow_up" if follow_up else "user_request"),
             standalone=not follow_up or stands_alone(request.message),
+            received_at=self.clock(),
         )
         return ChatRun(self, plan)
+
+    async def _history(self, tenant: str, conversation_id: str) -> list[Message]:
+        """The conversation so far, its exchanges not yet written included: a follow-up is
+        answered without waiting for the bookkeeping of the previous answer."""
+        pending = self.bookkeeping.pending_messages(tenant, conversation_id)  # before the read
+        if not pending:
+            return await self.conversations.history(tenant, conversation_id)
+        stored = await self.conversations.store.messages(conversation_id)
+        written = {message.id for message in stored}
+        return sorted([*stored, *(m for m in pending if m.id not in written)], key=lambda m: m.id)
 
 
 class ChatRun:
@@ -149,8 +170,7 @@ class ChatRun:
                 logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
                 yield events.status("Mémoire indisponible : réponse sans elle.")
         if found.served is not None:
-            # Shielded: once started, the history is written whole even if the client leaves.
-            for event in await asyncio.shield(self._serve_from_memory(found)):
+            for event in await self._serve_from_memory(found):
                 yield event
             return
         grounding: list[Grounding] = []
@@ -165,8 +185,8 @@ class ChatRun:
         context = SkillContext(plan.scope, plan.request.entreprise, guard)
         async for event in self._service.loop.run(self._messages(grounding), context, result):
             yield event
-        # The answer is complete: learning and history are written together or not at all,
-        # even if the client disconnects while they are being written.
+        # The answer is complete: learning (entry + audit) and history are one transaction, written
+        # together or not at all, even if the client disconnects while they are being written.
         yield await asyncio.shield(self._finish(found, result))
 
     def _messages(self, grounding: list[Grounding]) -> list[dict[str, Any]]:
@@ -182,14 +202,16 @@ class ChatRun:
         ]
 
     async def _serve_from_memory(self, found: GuardResult) -> tuple[Event, Event]:
+        """The answer from memory; its history is queued, written after it (see Bookkeeping)."""
         plan = self._plan
         served = found.served
         assert served is not None
         entry = served.entry
-        _, answer_id = await self._service.conversations.store.append_exchange(
+        store = self._service.conversations.store
+        exchange = Exchange(
             plan.tenant,
             plan.conversation_id,
-            NewMessage("user", plan.message_type, plan.request.message),
+            NewMessage("user", plan.message_type, plan.request.message, created_at=plan.received_at),
             NewMessage(
                 "assistant",
                 "cached_response",
@@ -197,8 +219,12 @@ class ChatRun:
                 entry_id=entry.id,
                 metadata={"score": served.score, "served_entry_id": entry.id, "lookup_id": found.lookup_id},
             ),
+            store.reserve_ids(),
             self._service.clock(),
         )
+        # Shielded: once the ids are given out, the exchange is queued even if the client leaves.
+        await asyncio.shield(self._service.bookkeeping.put(exchange))
+        answer_id = exchange.ids[1]
         cached = Event(
             "cached_response",
             {
@@ -223,34 +249,42 @@ class ChatRun:
             or mentions_profile(result.final_text, request.entreprise),
         )
         reason = skip_reason(outcome)
-        entry_id: int | None = None
-        if reason is None:
+        vector = found.vector
+        if reason is None and vector is None:
+            # Embedded before the write transaction: nothing slow may run while it holds the writer.
             try:
-                entry, reason = await self._service.memory.learn(
+                vector = await self._service.memory.guard.embed(request.message)
+            except UpstreamError as exc:
+                logger.warning("answer not learned, embeddings unavailable: %s", exc.message)
+                reason = "embedding_unavailable"
+        entry_id: int | None = None
+        memory = self._service.memory
+        # The question's learning lock before the writer, the order every writer takes them in.
+        learning = memory.learning_lock(plan.scope, request.message) if reason is None else nullcontext()
+        async with learning, self._service.unit_of_work():
+            if reason is None:
+                entry, reason = await memory.learn(
                     plan.scope,
                     request.message,
                     result.final_text,
                     self._metadata(result),
-                    found.vector,
+                    vector,
                     replace=request.cache is CacheMode.REFRESH,
                 )
                 entry_id = entry.id if entry else None
-            except UpstreamError as exc:
-                logger.warning("answer not learned, embeddings unavailable: %s", exc.message)
-                reason = "embedding_unavailable"
-        _, answer_id = await self._service.conversations.store.append_exchange(
-            plan.tenant,
-            plan.conversation_id,
-            NewMessage("user", plan.message_type, request.message),
-            NewMessage(
-                "assistant",
-                "response",
-                result.full_text,
-                entry_id=entry_id,
-                metadata={"not_learned": reason} if reason else {},
-            ),
-            self._service.clock(),
-        )
+            _, answer_id = await self._service.conversations.store.append_exchange(
+                plan.tenant,
+                plan.conversation_id,
+                NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
+                NewMessage(
+                    "assistant",
+                    "response",
+                    result.full_text,
+                    entry_id=entry_id,
+                    metadata={"not_learned": reason} if reason else {},
+                ),
+                self._service.clock(),
+            )
         return self._done(answer_id, found.decision, entry_id, result.prompt_tokens, result.completion_tokens)
 
     def _metadata(self, result: LoopResult) -> dict[str, Any]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from memory_guard.conversations.storage import ConversationStore, Message
 from memory_guard.errors import Conflict, NotFound
 from memory_guard.hits.service import HitService
-from memory_guard.memory.entry import Entry
-from memory_guard.memory.service import MemoryService
+from memory_guard.memory.proposal import ClientFeedback, FeedbackResult
+from memory_guard.memory.proposals import ProposalService
 
 
 class ConversationService:
-    def __init__(self, store: ConversationStore, memory: MemoryService, hits: HitService) -> None:
+    def __init__(self, store: ConversationStore, proposals: ProposalService, hits: HitService) -> None:
         self.store = store
-        self._memory = memory
+        self._proposals = proposals
         self._hits = hits
 
     async def require(self, tenant: str, conversation_id: str) -> None:
@@ -25,8 +25,16 @@ class ConversationService:
         return await self.store.messages(conversation_id)
 
     async def feedback(
-        self, tenant: str, conversation_id: str, message_id: int, validated: bool, corrected: str | None
-    ) -> Entry:
+        self,
+        tenant: str,
+        conversation_id: str,
+        message_id: int,
+        validated: bool,
+        corrected: str | None,
+        actor: str,
+    ) -> FeedbackResult:
+        """A client's feedback on an answer: applied or proposed to staff as memory/proposal.py
+        rules; `actor` is the audit name of the client's key."""
         await self.require(tenant, conversation_id)
         message = await self.store.message(conversation_id, message_id)
         if message is None:
@@ -36,11 +44,13 @@ class ConversationService:
         if message.entry_id is None:
             reason = message.metadata.get("not_learned", "unknown")
             raise Conflict(f"nothing was learned from this answer (reason: {reason})", code="nothing_learned")
-        entry = await self._memory.feedback(tenant, message.entry_id, validated, corrected)
+        said = ClientFeedback(message.entry_id, conversation_id, message_id, validated, corrected, actor)
+        result = await self._proposals.feedback(tenant, said)
         lookup_id = message.metadata.get("lookup_id")
         if message.type == "cached_response" and isinstance(lookup_id, int):
-            # Feedback on an answer served from memory measures the guard, not only the entry.
-            # Recorded once the entry took it, so a refused feedback leaves no review behind.
+            # Feedback on an answer served from memory measures the guard, whatever it does to
+            # the entry. Recorded once the feedback was taken, so a refused one leaves no review,
+            # and after its commit, so the scope's floor is learned from it.
             correct = validated and corrected is None
-            await self._hits.review(tenant, lookup_id, correct, by="client")
-        return entry
+            await self._hits.review(tenant, lookup_id, correct, by=actor)
+        return result

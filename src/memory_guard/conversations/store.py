@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 
+import aiosqlite
+
 from memory_guard.clock import from_text, to_text
-from memory_guard.conversations.storage import Message, NewMessage
+from memory_guard.conversations.storage import Exchange, Message, NewMessage
 from memory_guard.db.database import Database, Row
 
 
@@ -50,32 +53,46 @@ class SqliteConversationStore:
         )
         return _row_to_message(row) if row else None
 
+    def reserve_ids(self) -> tuple[int, int]:
+        return self._db.next_id("messages"), self._db.next_id("messages")
+
     async def append_exchange(
         self, tenant: str, conversation_id: str, question: NewMessage, answer: NewMessage, now: datetime
     ) -> tuple[int, int]:
         """Record a question and its answer together, or neither (creating the conversation if new)."""
-        stamp = to_text(now)
+        exchange = Exchange(tenant, conversation_id, question, answer, self.reserve_ids(), now)
+        await self.append_exchanges([exchange])
+        return exchange.ids
+
+    async def append_exchanges(self, exchanges: Sequence[Exchange]) -> None:
         async with self._db.transaction() as conn:
-            await conn.execute(
-                "INSERT INTO conversations (id, tenant, created_at, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at",
-                (conversation_id, tenant, stamp, stamp),
+            for exchange in exchanges:
+                await _write_exchange(conn, exchange)
+
+
+async def _write_exchange(conn: aiosqlite.Connection, exchange: Exchange) -> None:
+    stamp = to_text(exchange.at)
+    asked = to_text(exchange.question.created_at or exchange.at)
+    # MAX: an exchange written after the answer may reach the table after a later one.
+    await conn.execute(
+        "INSERT INTO conversations (id, tenant, created_at, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET updated_at = MAX(updated_at, excluded.updated_at)",
+        (exchange.conversation_id, exchange.tenant, asked, stamp),
+    )
+    await conn.executemany(
+        "INSERT INTO messages (id, conversation_id, role, type, content, created_at, entry_id, metadata) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                message_id,
+                exchange.conversation_id,
+                message.role,
+                message.type,
+                message.content,
+                to_text(message.created_at) if message.created_at else stamp,
+                message.entry_id,
+                json.dumps(message.metadata),
             )
-            ids: list[int] = []
-            for message in (question, answer):
-                cursor = await conn.execute(
-                    "INSERT INTO messages (conversation_id, role, type, content, created_at, entry_id, "
-                    "metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        conversation_id,
-                        message.role,
-                        message.type,
-                        message.content,
-                        stamp,
-                        message.entry_id,
-                        json.dumps(message.metadata),
-                    ),
-                )
-                assert cursor.lastrowid is not None
-                ids.append(cursor.lastrowid)
-        return ids[0], ids[1]
+            for message_id, message in zip(exchange.ids, (exchange.question, exchange.answer), strict=True)
+        ],
+    )

@@ -3,14 +3,19 @@
 Writes go through one connection under one asyncio lock (SQLite allows one writer
 anyway; queueing here instead of in SQLite avoids `database is locked` errors).
 Reads use a second connection so they never wait behind a write transaction.
+
+A transaction opened while the same task already holds one joins it (a unit of work): the
+store calls of one logical change commit together without passing the connection around.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,31 @@ logger = logging.getLogger(__name__)
 
 Params = Sequence[Any] | dict[str, Any]
 Row = aiosqlite.Row
+
+# Tables whose ids this process hands out before the row is written (see `Database.next_id`).
+ALLOCATED_IDS = ("lookups", "messages")
+
+
+@dataclass(slots=True)
+class _Unit:
+    """The transaction the current task holds, and what to do once it commits."""
+
+    database: Database
+    open: bool = True
+    on_commit: list[Callable[[], None]] = field(default_factory=list)
+
+
+_unit: ContextVar[_Unit | None] = ContextVar("memory_guard_unit_of_work", default=None)
+
+
+def after_commit(action: Callable[[], None]) -> None:
+    """Run `action` once the current task's transaction commits (never if it rolls back), or now
+    when none is open: in-memory state (the index) must not show what the database may undo."""
+    unit = _unit.get()
+    if unit is not None and unit.open:
+        unit.on_commit.append(action)
+    else:
+        action()
 
 
 async def _pragma(conn: aiosqlite.Connection, statement: str) -> None:
@@ -54,6 +84,7 @@ class Database:
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
+        self._next_ids: dict[str, int] = {}
 
     @classmethod
     async def open(cls, path: Path) -> Database:
@@ -67,6 +98,7 @@ class Database:
         database = cls(path, writer, reader)
         try:
             await database._migrate()
+            await database._seed_ids()
         except BaseException:
             await database.close()
             raise
@@ -95,18 +127,54 @@ class Database:
                 )
             logger.info("applied migration %s", name)
 
+    async def _seed_ids(self) -> None:
+        for table in ALLOCATED_IDS:
+            # AUTOINCREMENT never reuses an id, even a deleted one's: neither does the allocator.
+            row = await self.fetch_one(
+                f"SELECT MAX(COALESCE((SELECT MAX(id) FROM {table}), 0), "
+                "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0)) AS last",
+                (table,),
+            )
+            self._next_ids[table] = (row["last"] if row else 0) + 1
+
+    def next_id(self, table: str) -> int:
+        """An id for a row of `table` that will be written later (bookkeeping after the answer).
+
+        The answer names its lookup and message ids before they are stored, so this process
+        hands them out: one serving process writes these tables (the single-writer design); a
+        row of them inserted without an id from here would collide.
+        """
+        next_id = self._next_ids[table]
+        self._next_ids[table] = next_id + 1
+        return next_id
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction; rolled back whole if anything inside fails or is cancelled."""
+        """One write transaction; rolled back whole if anything inside fails or is cancelled.
+
+        Inside another transaction of the same task, it joins it: the outer one commits both.
+        """
+        current = _unit.get()
+        if current is not None and current.open and current.database is self:
+            yield self._writer
+            return
         async with self._write_lock:
-            await self._writer.execute("BEGIN IMMEDIATE")
+            unit = _Unit(self)
+            token = _unit.set(unit)
             try:
-                yield self._writer
-            except BaseException:
-                # Shielded so that a cancelled request cannot leave the transaction open.
-                await asyncio.shield(self._writer.rollback())
-                raise
-            await asyncio.shield(self._writer.commit())
+                await self._writer.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._writer
+                except BaseException:
+                    # Shielded so that a cancelled request cannot leave the transaction open.
+                    await asyncio.shield(self._writer.rollback())
+                    raise
+                await asyncio.shield(self._writer.commit())
+            finally:
+                unit.open = False
+                _unit.reset(token)
+        for action in unit.on_commit:
+            action()
 
     async def execute(self, sql: str, params: Params = ()) -> int:
         """Run one write statement in its own transaction; return the affected row count."""
@@ -115,19 +183,26 @@ class Database:
             return cursor.rowcount
 
     async def fetch_all(self, sql: str, params: Params = ()) -> list[Row]:
-        async with self._reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        # One trip to the connection's thread (execute, fetch and close would be three): reads
+        # are on every answer's path.
+        return list(await self._reader.execute_fetchall(sql, params))
 
     async def fetch_one(self, sql: str, params: Params = ()) -> Row | None:
-        async with self._reader.execute(sql, params) as cursor:
-            row: Row | None = await cursor.fetchone()
-            return row
+        """The first row of a read meant to give at most a few."""
+        rows = await self.fetch_all(sql, params)
+        return rows[0] if rows else None
 
     async def iterate(self, sql: str, params: Params = (), batch: int = 1000) -> AsyncIterator[Row]:
         async with self._reader.execute(sql, params) as cursor:
             while rows := await cursor.fetchmany(batch):
                 for row in rows:
                     yield row
+
+    async def batches(self, sql: str, params: Params = (), batch: int = 1000) -> AsyncIterator[list[Row]]:
+        """The rows of a read, `batch` at a time (one thread round trip per batch, not per row)."""
+        async with self._reader.execute(sql, params) as cursor:
+            while rows := await cursor.fetchmany(batch):
+                yield list(rows)
 
     async def ping(self) -> bool:
         row = await self.fetch_one("SELECT 1 AS ok")

@@ -118,4 +118,46 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX idx_lookups_entry ON lookups(entry_id, id)
         """,
     ),
+    (
+        # Client corrections wait here for staff (memory/proposal.py has the rule); the audit event
+        # that applies an accepted one names it.
+        "0006_feedback_proposals",
+        """
+        CREATE TABLE feedback_proposals (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            entry_id INTEGER NOT NULL,
+            conversation_id TEXT NOT NULL,
+            message_id INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('validate', 'correct', 'retire')),
+            proposed_answer TEXT,
+            base_question TEXT NOT NULL,
+            base_answer TEXT NOT NULL,
+            base_status TEXT NOT NULL,
+            proposed_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'accepted', 'rejected')),
+            decided_by TEXT,
+            decided_at TEXT,
+            reason TEXT,
+            audit_event_id INTEGER,
+            CHECK ((kind = 'correct') = (proposed_answer IS NOT NULL))
+        );
+        CREATE INDEX idx_proposals_tenant ON feedback_proposals(tenant, status, id);
+        CREATE INDEX idx_proposals_message ON feedback_proposals(message_id, status);
+        ALTER TABLE audit_events ADD COLUMN proposal_id INTEGER
+        """,
+    ),
+    (
+        # An import is committed in chunks so that answers' bookkeeping can interleave; its rows and
+        # their audit events stay invisible (`pending_import` names the import) until one last
+        # transaction publishes them, and a failed, cancelled or crashed import's rows are removed.
+        "0007_chunked_imports",
+        """
+        ALTER TABLE responses ADD COLUMN pending_import TEXT;
+        ALTER TABLE audit_events ADD COLUMN pending_import TEXT;
+        CREATE INDEX idx_responses_pending ON responses(pending_import) WHERE pending_import IS NOT NULL;
+        CREATE INDEX idx_audit_pending ON audit_events(pending_import) WHERE pending_import IS NOT NULL
+        """,
+    ),
 )

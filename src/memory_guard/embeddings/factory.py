@@ -31,6 +31,8 @@ def build_embedder(settings: Settings) -> Embedder:
             base_url=settings.embedding_base_url,
             api_key=settings.openai_api_key,
             model=settings.embedding_model,
+            deadline_s=settings.embedding_deadline_s,
+            secrets=[settings.llm_api_key.get_secret_value()],
         )
     if provider == "hashing":
         from memory_guard.embeddings.hashing import HashingEmbedder

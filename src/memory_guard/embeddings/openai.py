@@ -1,19 +1,25 @@
 """Embeddings from an OpenAI-compatible `/embeddings` endpoint (OpenAI, vLLM, Ollama, proxies).
 
 Upstream failures become `UpstreamError` / `UpstreamTimeout` whose messages carry no
-part of the upstream's reply: some providers echo a masked API key in theirs.
+part of the upstream's reply: some providers echo a masked API key in theirs (it is logged,
+redacted). Each request ends by its deadline, retries included: an endpoint that trickles its
+answer never lets the per-read timeout expire.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import numpy as np
 import openai
+from openai.types import CreateEmbeddingResponse
 from pydantic import SecretStr
 
 from memory_guard.embeddings.base import Vectors, normalize_rows
-from memory_guard.errors import NotReady, UpstreamError, UpstreamTimeout
+from memory_guard.errors import NotReady, UpstreamError
+from memory_guard.upstream.calls import Upstream
+from memory_guard.upstream.redaction import Redactor
 
 DEFAULT_MODEL = "text-embedding-3-small"
 # Widths published by OpenAI, so that `dimension` is known before the first call.
@@ -26,6 +32,7 @@ KNOWN_DIMENSIONS: dict[str, int] = {
 MAX_INPUTS_PER_REQUEST = 2048
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RETRIES = 2
+DEFAULT_DEADLINE_S = 30.0
 
 
 class OpenAIEmbedder:
@@ -37,6 +44,8 @@ class OpenAIEmbedder:
         model: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        secrets: Sequence[str] = (),
     ) -> None:
         key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         if not key:
@@ -47,9 +56,10 @@ class OpenAIEmbedder:
         # A blank EMBEDDING_MODEL= in a `.env` means "default", as for the local provider.
         self._model = model.strip() if model is not None and model.strip() else DEFAULT_MODEL
         self._dimension: int | None = KNOWN_DIMENSIONS.get(self._model)
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries
-        )
+        self._deadline_s = deadline_s
+        self._upstream = Upstream("embeddings endpoint", Redactor([key, *secrets]), max_retries)
+        # Retried by self._upstream, within the deadline the SDK does not know.
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=0)
 
     @property
     def model_id(self) -> str:
@@ -78,29 +88,20 @@ class OpenAIEmbedder:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     async def _request(self, texts: list[str]) -> Vectors:
-        try:
+        async def attempt() -> CreateEmbeddingResponse:
             # "float" spelled out: some client versions ask for base64 by default, which
             # not every compatible server implements.
-            response = await self._client.embeddings.create(
+            return await self._client.embeddings.create(
                 model=self._model, input=texts, encoding_format="float"
             )
-        except openai.APITimeoutError as exc:
-            raise UpstreamTimeout(f"the embeddings endpoint timed out (model {self._model})") from exc
-        except openai.APIStatusError as exc:
-            raise UpstreamError(
-                f"the embeddings endpoint failed with HTTP {exc.status_code} (model {self._model})"
-            ) from exc
-        except openai.OpenAIError as exc:
-            raise UpstreamError(
-                f"the embeddings endpoint failed: {type(exc).__name__} (model {self._model})"
-            ) from exc
+
+        deadline = asyncio.get_running_loop().time() + self._deadline_s
+        response = await self._upstream.call(attempt, deadline)
         try:
             items = sorted(response.data, key=lambda item: item.index)
             matrix = np.array([item.embedding for item in items], dtype=np.float32)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise UpstreamError(
-                f"the embeddings endpoint sent a malformed response (model {self._model})"
-            ) from exc
+        except (AttributeError, TypeError, ValueError):
+            raise self._upstream.malformed(repr(response)) from None
         return self._checked(matrix, len(texts))
 
     def _checked(self, matrix: Vectors, expected_rows: int) -> Vectors:

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from memory_guard.memory.audit import describe_actor
 from memory_guard.memory.entry import Scope
+from memory_guard.verify.reasons import describe_reason
 
 Review = Literal["right", "wrong"]
 
@@ -25,18 +27,26 @@ class ServedHit:
     review: Review | None
     reviewed_by: str | None
     created_at: str
+    entry_question: str | None = None  # the served entry's question and answer as they are now
+    answer: str | None = None  # None: the entry was deleted since
+    entry_changed: bool = False  # the entry was edited after it was served
 
     def to_public(self) -> dict[str, Any]:
         return {
             "lookup_id": self.lookup_id,
             "question": self.question,
             "entry_id": self.entry_id,
+            "entry_question": self.entry_question,
+            "answer": self.answer,
+            "entry_changed": self.entry_changed,
             "score": None if self.score is None else round(self.score, 4),
             "verdict": self.verdict,
             "reason": self.reason,
+            **describe_reason(self.reason),
             "verified_by": self.verified_by,
             "review": self.review,
             "reviewed_by": self.reviewed_by,
+            **describe_actor(self.reviewed_by, prefix="reviewed_by"),
             "created_at": self.created_at,
         }
 

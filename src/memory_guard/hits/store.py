@@ -11,6 +11,7 @@ from memory_guard.hits.storage import Review, ServedHit, ServedTotals
 from memory_guard.memory.entry import Scope
 
 _SERVED = "tenant = ? AND decision = 'direct'"
+_SERVED_L = "l.tenant = ? AND l.decision = 'direct'"
 
 
 class SqliteHitStore:
@@ -27,18 +28,22 @@ class SqliteHitStore:
     async def served_hits(
         self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
     ) -> list[ServedHit]:
-        where, params = [_SERVED], [tenant]
+        where, params = [_SERVED_L], [tenant]
         if review == "none":
-            where.append("review IS NULL")
+            where.append("l.review IS NULL")
         elif review is not None:
-            where.append("review = ?")
+            where.append("l.review = ?")
             params.append(review)
         if before is not None:
-            where.append("id < ?")
+            where.append("l.id < ?")
             params.append(str(before))
+        # The entry as it is now (gone when deleted since): what a reviewer judges the question against.
         rows = await self._db.fetch_all(
-            "SELECT id, question, entry_id, score, verdict, reason, verified_by, review, reviewed_by, "
-            f"created_at FROM lookups WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            "SELECT l.id, l.question, l.entry_id, l.score, l.verdict, l.reason, l.verified_by, l.review, "
+            "l.reviewed_by, l.created_at, r.question AS entry_question, r.answer AS entry_answer, "
+            "r.updated_at AS entry_updated_at FROM lookups AS l "
+            "LEFT JOIN responses AS r ON r.id = l.entry_id AND r.tenant = l.tenant "
+            f"WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ?",
             (*params, limit),
         )
         return [
@@ -53,6 +58,10 @@ class SqliteHitStore:
                 review=row["review"],
                 reviewed_by=row["reviewed_by"],
                 created_at=row["created_at"],
+                entry_question=row["entry_question"],
+                answer=row["entry_answer"],
+                # Text order is time order (clock.to_text): edited after it was served.
+                entry_changed=(row["entry_updated_at"] or "") > row["created_at"],
             )
             for row in rows
         ]

@@ -6,6 +6,7 @@ never claims a change that did not happen nor misses one that did.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -25,6 +26,9 @@ class Action(StrEnum):
     IMPORT = "import"
     FEEDBACK = "feedback"
     RESTORE = "restore"
+    # An edit that changed nothing a reader sees (a learned answer refreshed into the same text, a
+    # patch giving the values already there): only the entry's age, and its provenance, renewed.
+    REFRESH = "refresh"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,32 @@ class Change:
 
     actor: str
     action: Action
+    proposal_id: int | None = None  # the client proposal that staff accepted, when it is one
+
+
+# The fields whose change is an edit: what the entry says and where and how long it is served.
+CONTENT_FIELDS = ("question", "answer", "status", "source", "agent", "project", "phase", "tags", "expires_at")
+
+# The actors the service itself writes, by code, for the staff page to name in its own language.
+_SYSTEM_ACTORS = {
+    "memory-guard (learning)": "learning",
+    "memory-guard (auto-prune)": "auto_prune",
+    "client feedback": "client_feedback",
+    "client": "client",
+}
+_KEY_ACTOR = re.compile(r"(?P<role>client|staff) key (?P<digest>[0-9a-f]{8})")
+
+
+def describe_actor(actor: str | None, prefix: str = "actor") -> dict[str, Any]:
+    """`<prefix>_code` and `<prefix>_params` of an actor: a code for what the service writes ("key" for
+    a key named by its digest), None for a person's own name, which is shown as written."""
+    code: str | None = None
+    params: dict[str, str] = {}
+    if actor is not None:
+        code = _SYSTEM_ACTORS.get(actor)
+        if code is None and (found := _KEY_ACTOR.fullmatch(actor)):
+            code, params = "key", found.groupdict()
+    return {f"{prefix}_code": code, f"{prefix}_params": params}
 
 
 # What an event keeps of an entry: everything but its vector, which the question determines.
@@ -64,6 +94,7 @@ class AuditEvent:
     action: Action
     before: dict[str, Any] | None
     after: dict[str, Any] | None
+    proposal_id: int | None = None
 
     def to_public(self) -> dict[str, Any]:
         return {
@@ -71,9 +102,11 @@ class AuditEvent:
             "entry_id": self.entry_id,
             "at": to_text(self.at),
             "actor": self.actor,
+            **describe_actor(self.actor),
             "action": self.action.value,
             "before": self.before,
             "after": self.after,
+            "proposal_id": self.proposal_id,
         }
 
 

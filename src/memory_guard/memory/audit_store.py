@@ -12,7 +12,7 @@ import aiosqlite
 
 from memory_guard.clock import from_text, to_text
 from memory_guard.db.database import Database, Row
-from memory_guard.memory.audit import SNAPSHOT_FIELDS, Action, AuditEvent, Change
+from memory_guard.memory.audit import CONTENT_FIELDS, SNAPSHOT_FIELDS, Action, AuditEvent, Change
 
 
 def snapshot(row: Row) -> dict[str, Any]:
@@ -32,19 +32,27 @@ async def write_event(
     after: Row | None,
     now: datetime,
 ) -> None:
+    action = change.action
+    if action is Action.EDIT and before is not None and after is not None and _same_content(before, after):
+        action = Action.REFRESH  # the trail never shows a modification that modified nothing
     await conn.execute(
-        "INSERT INTO audit_events (tenant, entry_id, at, actor, action, before, after) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO audit_events (tenant, entry_id, at, actor, action, before, after, proposal_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             tenant,
             entry_id,
             to_text(now),
             change.actor,
-            change.action.value,
+            action.value,
             json.dumps(snapshot(before), ensure_ascii=False) if before is not None else None,
             json.dumps(snapshot(after), ensure_ascii=False) if after is not None else None,
+            change.proposal_id,
         ),
     )
+
+
+def _same_content(before: Row, after: Row) -> bool:
+    return all(before[name] == after[name] for name in CONTENT_FIELDS)
 
 
 def _event(row: Row) -> AuditEvent:
@@ -56,6 +64,7 @@ def _event(row: Row) -> AuditEvent:
         action=Action(row["action"]),
         before=json.loads(row["before"]) if row["before"] is not None else None,
         after=json.loads(row["after"]) if row["after"] is not None else None,
+        proposal_id=row["proposal_id"],
     )
 
 
@@ -65,8 +74,8 @@ class SqliteAuditLog:
 
     async def event(self, tenant: str, event_id: int) -> AuditEvent | None:
         row = await self._db.fetch_one(
-            "SELECT id, entry_id, at, actor, action, before, after FROM audit_events "
-            "WHERE id = ? AND tenant = ?",
+            "SELECT id, entry_id, at, actor, action, before, after, proposal_id FROM audit_events "
+            "WHERE id = ? AND tenant = ? AND pending_import IS NULL",  # an unfinished import's are unseen
             (event_id, tenant),
         )
         return _event(row) if row else None
@@ -81,7 +90,7 @@ class SqliteAuditLog:
         before_id: int | None = None,
     ) -> list[AuditEvent]:
         """Newest first; `before_id` is the cursor (ids only grow)."""
-        clauses: list[str] = ["tenant = ?"]
+        clauses: list[str] = ["tenant = ?", "pending_import IS NULL"]  # an unfinished import's are unseen
         params: list[Any] = [tenant]
         if entry_id is not None:
             clauses.append("entry_id = ?")
@@ -93,7 +102,7 @@ class SqliteAuditLog:
             clauses.append("id < ?")
             params.append(before_id)
         rows = await self._db.fetch_all(
-            "SELECT id, entry_id, at, actor, action, before, after FROM audit_events "
+            "SELECT id, entry_id, at, actor, action, before, after, proposal_id FROM audit_events "
             f"WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT ?",
             (*params, limit),
         )

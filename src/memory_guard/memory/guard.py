@@ -4,7 +4,7 @@ Exact normalized match first (no embedding call), then cosine similarity through
 index. Similarity only proposes candidates: the hit verifier decides whether a candidate's
 answer serves the question, and only a verified candidate is served `direct`. `inspect` has
 no side effect (staff lookup); `lookup` counts usage, logs the decision with the verdict for
-the stats and prunes what it found expired.
+the stats and prunes what it found expired, all queued to be written after the answer.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from memory_guard.clock import Clock
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.memory.audit import Action, Change
+from memory_guard.memory.bookkeeping import Bookkeeping, Chore
 from memory_guard.memory.entry import Decision, Entry, Scope
 from memory_guard.memory.index import VectorIndex
-from memory_guard.memory.lookups import LookupRecord
+from memory_guard.memory.lookups import LoggedLookup, LookupRecord
 from memory_guard.memory.normalize import embedding_text
 from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
@@ -89,6 +90,8 @@ class Guard:
         policy: ServePolicy,
         judge: HitJudge | None = None,
         floors: ScopeFloors | None = None,
+        *,
+        bookkeeping: Bookkeeping,
     ) -> None:
         self.store = store
         self.index = index
@@ -100,6 +103,8 @@ class Guard:
         self.floors = floors
         self._metrics = metrics
         self._clock = clock
+        self._bookkeeping = bookkeeping
+        self._prunes_queued: set[str] = set()
 
     async def embed(self, text: str) -> Vectors:
         vectors = await self.embedder.embed([embedding_text(text)])
@@ -201,11 +206,17 @@ class Guard:
         result, expired = await self._find(
             scope, question, allow_direct, self.thresholds.top_k, judge_calls=True
         )
-        if expired and self.thresholds.auto_prune:
-            await self.prune(scope.tenant, AUTO_PRUNE)
+        if expired and self.thresholds.auto_prune and scope.tenant not in self._prunes_queued:
+            self._prunes_queued.add(scope.tenant)
+            tenant = scope.tenant
+            await self._bookkeeping.put(Chore(f"auto-prune {tenant}", lambda: self._auto_prune(tenant)))
         result.lookup_id = await self._account(scope, question, result)
         self._metrics.lookup_seconds.observe(time.perf_counter() - started)
         return result
+
+    async def _auto_prune(self, tenant: str) -> None:
+        self._prunes_queued.discard(tenant)
+        await self.prune(tenant, AUTO_PRUNE)
 
     async def prune(self, tenant: str, change: Change) -> int:
         """Delete the tenant's expired entries; each keeps an audit event with its last state."""
@@ -249,6 +260,7 @@ class Guard:
         return result, found.expired
 
     async def _account(self, scope: Scope, question: str, result: GuardResult) -> int:
+        """Queue the decision's log row and usage (written after the answer); the row's id."""
         now = self._clock()
         shown = result.served or result.best
         tokens_saved, usage, used_ids = 0, 0, []
@@ -274,7 +286,8 @@ class Guard:
             probability=verification.probability if verification else None,
             verified_by=verification.by if verification else None,
         )
-        lookup_id = await self.store.record_lookup(record, used_ids, usage, now)
+        lookup_id = self.store.reserve_lookup_id()
+        await self._bookkeeping.put(LoggedLookup(lookup_id, record, used_ids, usage, now))
         if verification is not None:
             self._metrics.verdicts.labels(verdict=verification.verdict.value, by=verification.by).inc()
         self._metrics.lookups.labels(decision=result.decision.value).inc()

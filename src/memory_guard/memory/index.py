@@ -8,6 +8,7 @@ embedding model live here, so vectors of different models are never compared.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +47,14 @@ class _ScopeRows:
             expires=np.zeros(capacity, dtype=np.float64),
         )
 
+    def _reserve(self, capacity: int) -> None:
+        # Fresh buffers and one copy of the live rows (np.resize would also fill the rest).
+        for name in ("vectors", "ids", "created", "expires"):
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
     def _grow(self) -> None:
         capacity = max(16, len(self.ids) * 2)
         self.vectors = np.resize(self.vectors, (capacity, self.vectors.shape[1]))
@@ -65,6 +74,24 @@ class _ScopeRows:
         self.ids[row] = entry_id
         self.created[row] = created
         self.expires[row] = expires
+
+    def extend(
+        self,
+        ids: npt.NDArray[np.int64],
+        vectors: Vectors,
+        created: npt.NDArray[np.float64],
+        expires: npt.NDArray[np.float64],
+    ) -> None:
+        """Append rows whose ids are not here yet, in one copy."""
+        start, end = self.size, self.size + len(ids)
+        if end > len(self.ids):
+            self._reserve(max(16, end, len(self.ids) * 2))
+        self.vectors[start:end] = vectors
+        self.ids[start:end] = ids
+        self.created[start:end] = created
+        self.expires[start:end] = expires
+        self.positions.update(zip(ids.tolist(), range(start, end), strict=True))
+        self.size = end
 
     def drop(self, entry_id: int) -> None:
         row = self.positions.pop(entry_id)
@@ -111,6 +138,34 @@ class VectorIndex:
             rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
         rows.put(entry_id, vector, created, expires)
         self._scope_of[entry_id] = scope
+
+    def put_many(
+        self,
+        scope: Scope,
+        ids: Sequence[int],
+        vectors: Vectors,
+        created: Sequence[float],
+        expires: Sequence[float],
+    ) -> None:
+        """Add entries of one scope at once (loading at start): what `put` does for each."""
+        if vectors.shape != (len(ids), self.dimension):
+            raise ValueError(
+                f"vectors of shape {vectors.shape} for {len(ids)} entries of dimension {self.dimension}"
+            )
+        if any(entry_id in self._scope_of for entry_id in ids) or len(set(ids)) != len(ids):
+            for i, entry_id in enumerate(ids):  # replacing: the careful way
+                self.put(scope, entry_id, vectors[i], created[i], expires[i])
+            return
+        rows = self._scopes.get(scope)
+        if rows is None:
+            rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
+        rows.extend(
+            np.asarray(ids, dtype=np.int64),
+            vectors,
+            np.asarray(created, dtype=np.float64),
+            np.asarray(expires, dtype=np.float64),
+        )
+        self._scope_of.update(dict.fromkeys(ids, scope))
 
     def remove(self, entry_id: int) -> None:
         scope = self._scope_of.pop(entry_id, None)

@@ -9,32 +9,36 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from memory_guard.bounds import Moment, Tag, Text, bounded_json
 from memory_guard.clock import to_text
 from memory_guard.memory.entry import Entry, Scope, Source, Status
 
 _NAME = Field(default="", max_length=200)
+# Metadata is stored and exported as it came: kept to a size and depth a real entry never reaches.
+MAX_METADATA_CHARS = 20_000
+Metadata = Annotated[dict[str, Any], AfterValidator(lambda value: bounded_json(value, MAX_METADATA_CHARS))]
 
 
 class _Line(BaseModel):
     # Unknown fields are refused so that a misspelt one ("answr") is an error, not lost data.
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=16_000)
-    answer: str = Field(min_length=1, max_length=100_000)
+    question: Text = Field(min_length=1, max_length=16_000)
+    answer: Text = Field(min_length=1, max_length=100_000)
     status: Status = Status.VALIDATED
     source: Source = Source.STAFF
-    agent: str = _NAME
-    project: str = _NAME
-    phase: str = _NAME
-    tags: list[str] = Field(default_factory=list, max_length=50)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    expires_at: datetime | None = None
+    agent: Text = _NAME
+    project: Text = _NAME
+    phase: Text = _NAME
+    tags: list[Tag] = Field(default_factory=list, max_length=50)
+    metadata: Metadata = Field(default_factory=dict)
+    expires_at: Moment | None = None
     # Written by `export` for the reader's information; an import sets its own.
     id: int | None = None
     usage_count: int | None = None
@@ -46,11 +50,23 @@ class _Line(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class LineError:
+    """What is wrong with a line: in English, and as a stable code with its parameters, which the
+    staff page words in its own language."""
+
     line: int
     message: str
+    code: str = "invalid_line"
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_public(self) -> dict[str, Any]:
-        return {"line": self.line, "message": self.message}
+        return {"line": self.line, "message": self.message, "code": self.code, "params": self.params}
+
+
+class LineProblem(ValueError):
+    def __init__(self, message: str, code: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +115,8 @@ def parse_lines(
             continue
         try:
             parsed.append(_parse(number, text, tenant, default_agent))
+        except LineProblem as exc:
+            errors.append(LineError(number, str(exc), exc.code, exc.params))
         except ValueError as exc:
             errors.append(LineError(number, str(exc)))
     return parsed, errors
@@ -108,19 +126,21 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        raise LineProblem(
+            f"not valid JSON ({exc.msg}, column {exc.colno})", "invalid_json", column=exc.colno
+        ) from None
+    except RecursionError:
+        raise LineProblem("the JSON is nested too deeply", "too_deep") from None
     if not isinstance(raw, dict):
-        raise ValueError("a line must be a JSON object")
+        raise LineProblem("a line must be a JSON object", "not_an_object")
     raw.pop("tenant", None)  # the tenant comes from the key, never from the file
     try:
         line = _Line.model_validate(raw)
     except ValidationError as exc:
-        raise ValueError(_describe(exc)) from None
+        fields = dict.fromkeys(str(p["loc"][0]) if p.get("loc") else "line" for p in exc.errors())
+        raise LineProblem(_describe(exc), "invalid_fields", fields=", ".join(fields)) from None
     if not line.question.strip() or not line.answer.strip():
-        raise ValueError("question and answer must not be blank")
-    expiry = line.expires_at
-    if expiry is not None and expiry.tzinfo is None:
-        expiry = expiry.replace(tzinfo=UTC)
+        raise LineProblem("question and answer must not be blank", "blank_text")
     return ImportLine(
         line=number,
         scope=Scope(tenant, line.agent or default_agent, line.project, line.phase),
@@ -130,7 +150,7 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
         source=line.source,
         tags=[tag.strip() for tag in line.tags if tag.strip()],
         metadata=line.metadata,
-        expires_at=expiry,
+        expires_at=line.expires_at,
     )
 
 

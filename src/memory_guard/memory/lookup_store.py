@@ -8,20 +8,25 @@ from memory_guard.clock import to_text
 from memory_guard.db.database import Database
 from memory_guard.memory.lookups import DECISIONS, EntryUsage
 
+# What the entry was to the lookup.
+_ROLES = {"direct": "served", "assisted": "grounding"}
+
 
 class SqliteLookupLog:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def usage(self, tenant: str, entry_id: int, recent: int = 20) -> EntryUsage:
-        """The decisions this entry was the best match of, and the latest of them."""
+        """The lookups this entry answered: served as is (`direct`) or given to the LLM as the best
+        grounding (`assisted`), and the latest of them. A miss names its best candidate too, but
+        that candidate was too far to be used: a miss is not usage, and is not listed."""
+        used = "entry_id = ? AND tenant = ? AND decision IN ('direct', 'assisted')"
         counts = await self._db.fetch_all(
-            "SELECT decision, COUNT(*) AS n FROM lookups WHERE entry_id = ? AND tenant = ? GROUP BY decision",
-            (entry_id, tenant),
+            f"SELECT decision, COUNT(*) AS n FROM lookups WHERE {used} GROUP BY decision", (entry_id, tenant)
         )
         rows = await self._db.fetch_all(
-            "SELECT id, created_at, decision, score, question FROM lookups "
-            "WHERE entry_id = ? AND tenant = ? ORDER BY id DESC LIMIT ?",
+            f"SELECT id, created_at, decision, score, question FROM lookups WHERE {used} "
+            "ORDER BY id DESC LIMIT ?",
             (entry_id, tenant, recent),
         )
         by_decision = {decision: 0 for decision in DECISIONS}
@@ -33,6 +38,7 @@ class SqliteLookupLog:
                     "lookup_id": row["id"],
                     "at": row["created_at"],
                     "decision": row["decision"],
+                    "role": _ROLES[row["decision"]],
                     "score": row["score"],
                     "question": row["question"],
                 }

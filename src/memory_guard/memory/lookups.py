@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from memory_guard.memory.entry import Scope
@@ -22,6 +24,17 @@ class LookupRecord:
     reason: str | None = None
     probability: float | None = None
     verified_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedLookup:
+    """A decision to log under an id given out when it was made, and the usage it implies."""
+
+    id: int
+    record: LookupRecord
+    used_ids: Sequence[int]
+    usage: int
+    at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The memory service: learning, staff operations and feedback, with the index in step."""
+"""The memory service: learning and staff operations, with the index in step."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from memory_guard.clock import Clock
+from memory_guard.clock import Clock, from_text
+from memory_guard.db.database import after_commit
 from memory_guard.embeddings.base import Vectors
-from memory_guard.errors import InvalidRequest, NotFound
+from memory_guard.errors import DuplicateQuestion, InvalidRequest, NotFound
 from memory_guard.memory.audit import Action, AuditEvent, Change, restorable
 from memory_guard.memory.edit import Edit
 from memory_guard.memory.entry import Entry, Scope, Source, Status
@@ -30,11 +31,15 @@ _LEARNED = Change(LEARNING_ACTOR, Action.CREATE)
 class Page:
     items: list[Entry]
     next_cursor: str | None
+    scores: dict[int, float] | None = None  # a semantic search's score of each item, by entry id
 
 
 class MemoryService:
-    def __init__(self, guard: Guard, clock: Clock, audit: AuditLog, lookups: LookupLog) -> None:
+    def __init__(
+        self, guard: Guard, clock: Clock, audit: AuditLog, lookups: LookupLog, search_floor: float = 0.4
+    ) -> None:
         self.guard = guard
+        self._search_floor = search_floor
         self.store = guard.store
         self.index = guard.index
         self._clock = clock
@@ -49,6 +54,10 @@ class MemoryService:
     # -- index bookkeeping ---------------------------------------------------------------
 
     def _sync_index(self, entry: Entry, vector: Vectors | None) -> None:
+        # Inside a unit of work (learning + history), the index follows only once it commits.
+        after_commit(lambda: self._put_in_index(entry, vector))
+
+    def _put_in_index(self, entry: Entry, vector: Vectors | None) -> None:
         if entry.status is Status.OBSOLETE or vector is None or entry.embedding_model != self.index.model_id:
             self.index.remove(entry.id)
             return
@@ -70,58 +79,83 @@ class MemoryService:
         vector: Vectors | None,
         replace: bool,
     ) -> tuple[Entry | None, str | None]:
-        """Store a completed answer as `auto`. Returns (entry, None) or (None, why not)."""
+        """Store a completed answer as `auto`. Returns (entry, None) or (None, why not).
+
+        The caller holds `learning_lock` for the question, taken before any write transaction (a
+        staff write takes the same lock first, then the writer: one order, no deadlock), so that
+        two runs finishing the same new question at once do not both insert it.
+        """
         key = scope.key(question)
-        # Two runs finishing the same new question at once must not both insert it.
-        async with self._key_locks[int(key[:8], 16) % len(self._key_locks)]:
-            now = self._clock()
-            known = [
-                e for e in await self.store.find_by_key(scope.tenant, key) if e.status is not Status.OBSOLETE
-            ]
-            live = [e for e in known if e.servable(now, self.max_age)]
-            if any(e.status is Status.VALIDATED for e in live):
-                return None, "validated_entry_exists"
-            if live and not replace:
-                return None, "already_known"
-            if vector is None:
-                vector = await self.guard.embed(question)
-            # An expired or refreshed `auto` entry is renewed in place rather than duplicated.
-            target = next((e for e in known if e.status is Status.AUTO), None)
-            if target is None:
-                entry = await self._insert(
-                    scope, question, answer, Status.AUTO, Source.LEARNED, vector, metadata=metadata
-                )
-                return entry, None
-            renewed = await self.store.update(
-                scope.tenant,
-                target.id,
-                now,
-                Change(LEARNING_ACTOR, Action.EDIT),
-                answer=answer,
-                metadata=metadata,
-                vector=vector,
-                embedding_model=self.guard.embedder.model_id,
+        now = self._clock()
+        known = [
+            e for e in await self.store.find_by_key(scope.tenant, key) if e.status is not Status.OBSOLETE
+        ]
+        live = [e for e in known if e.servable(now, self.max_age)]
+        if any(e.status is Status.VALIDATED for e in live):
+            return None, "validated_entry_exists"
+        if live and not replace:
+            return None, "already_known"
+        if vector is None:
+            vector = await self.guard.embed(question)
+        # An expired or refreshed `auto` entry is renewed in place rather than duplicated.
+        target = next((e for e in known if e.status is Status.AUTO), None)
+        if target is None:
+            entry = await self._insert(
+                scope, question, answer, Status.AUTO, Source.LEARNED, vector, metadata=metadata
             )
-            assert renewed is not None
-            self._sync_index(renewed, vector)
-            return renewed, None
+            return entry, None
+        renewed = await self.store.update(
+            scope.tenant,
+            target.id,
+            now,
+            Change(LEARNING_ACTOR, Action.EDIT),
+            answer=answer,
+            metadata=metadata,
+            vector=vector,
+            embedding_model=self.guard.embedder.model_id,
+        )
+        assert renewed is not None
+        self._sync_index(renewed, vector)
+        return renewed, None
 
     # -- staff -----------------------------------------------------------------------------
 
     async def create_faq(
         self, scope: Scope, question: str, answer: str, tags: Sequence[str], actor: str
     ) -> Entry:
-        vector = await self.guard.embed(question)
-        return await self._insert(
-            scope,
-            question,
-            answer,
-            Status.VALIDATED,
-            Source.FAQ,
-            vector,
-            tags=tags,
-            change=Change(actor, Action.CREATE),
-        )
+        """A staff-written entry, validated. A question has one live entry per scope: writing it a
+        second time is refused with the entry that holds it (to be edited instead), since two
+        entries for one question would leave the newest silently shadowing the other. An obsolete
+        entry does not count: a retired answer may be written anew."""
+        key = scope.key(question)
+        async with self._key_lock(key):
+            await self._refuse_duplicate(scope, key)
+            vector = await self.guard.embed(question)
+            return await self._insert(
+                scope,
+                question,
+                answer,
+                Status.VALIDATED,
+                Source.FAQ,
+                vector,
+                tags=tags,
+                change=Change(actor, Action.CREATE),
+            )
+
+    def learning_lock(self, scope: Scope, question: str) -> asyncio.Lock:
+        """The lock `learn` must be called under (see there)."""
+        return self._key_lock(scope.key(question))
+
+    async def _refuse_duplicate(self, scope: Scope, key: str, but: int | None = None) -> None:
+        """One live entry per question and scope (see `create_faq`); `but`: the entry being changed."""
+        known = await self.store.find_by_key(scope.tenant, key)
+        held = [e for e in known if e.status is not Status.OBSOLETE and e.id != but]
+        if held:
+            raise DuplicateQuestion(held[0].id)
+
+    def _key_lock(self, key: str) -> asyncio.Lock:
+        """The lock of one exact-match key: two writers of the same new question wait in turn."""
+        return self._key_locks[int(key[:8], 16) % len(self._key_locks)]
 
     async def _insert(
         self,
@@ -143,6 +177,11 @@ class MemoryService:
         self._sync_index(entry, vector)
         return entry
 
+    def serve(self, stored: Sequence[tuple[Entry, Vectors | None]]) -> None:
+        """Serve entries already stored (an import's, once published) from now on."""
+        for entry, vector in stored:
+            self._sync_index(entry, vector)
+
     async def insert_many(self, news: Sequence[NewEntry], change: Change) -> list[Entry]:
         """Store prepared entries all at once (or none), and serve them from then on."""
         entries = await self.store.insert_many(news, self._clock(), change)
@@ -161,19 +200,25 @@ class MemoryService:
         current = await self.get(tenant, entry_id)
         fields = edit.fields(current)
         if edit.question is not None:
-            fields.update(await self._requestioned(current, edit.question))
+            fields.update(
+                await self._requestioned(current, edit.question, fields.get("status", current.status))
+            )
         # A learned answer rewritten by staff is the staff's answer from then on.
         rewritten = fields.get("answer", current.answer) != current.answer
         if rewritten and current.source is Source.LEARNED and edit.action is not Action.FEEDBACK:
             fields["source"] = Source.STAFF
         return await self._write(tenant, entry_id, Change(actor, edit.action_for(fields)), fields)
 
-    async def _requestioned(self, current: Entry, question: str) -> dict[str, Any]:
-        """The columns that follow a new question: its exact-match key and its vector."""
+    async def _requestioned(self, current: Entry, question: str, status: Status) -> dict[str, Any]:
+        """The columns that follow a new question: its exact-match key and its vector. A live entry
+        may not take a question that another live entry of its scope holds."""
         if question == current.question:
             return {}
+        key = current.scope.key(question)
+        if status is not Status.OBSOLETE:
+            await self._refuse_duplicate(current.scope, key, but=current.id)
         return {
-            "key_hash": current.scope.key(question),
+            "key_hash": key,
             "vector": await self.guard.embed(question),
             "embedding_model": self.guard.embedder.model_id,
         }
@@ -228,10 +273,17 @@ class MemoryService:
         change = Change(actor, Action.RESTORE)
         current = await self.store.get(tenant, event.entry_id)
         if current is not None:
-            fields.update(await self._requestioned(current, fields["question"]))
+            fields.update(await self._requestioned(current, fields["question"], fields["status"]))
             return await self._write(tenant, event.entry_id, change, fields)
         scope = Scope(tenant, event.before["agent"], event.before["project"], event.before["phase"])
+        if fields["status"] is not Status.OBSOLETE:
+            await self._refuse_duplicate(scope, scope.key(fields["question"]))
         expiry = fields["expires_at"]
+        # Its usage as it last stood (the deletion's snapshot), whichever event is undone.
+        latest = (await self._audit.events(tenant, entry_id=event.entry_id, limit=1))[0]
+        last_state = latest.after if latest.after is not None else latest.before
+        assert last_state is not None
+        last_used = last_state["last_used_at"]
         new = NewEntry(
             scope,
             fields["question"],
@@ -246,6 +298,8 @@ class MemoryService:
             # An expiry already past would have the restored entry pruned again at once.
             expiry if expiry and expiry > self._clock() else None,
             id=event.entry_id,
+            usage_count=int(last_state["usage_count"]),
+            last_used_at=from_text(last_used) if last_used else None,
         )
         return (await self.insert_many([new], change))[0]
 
@@ -270,30 +324,48 @@ class MemoryService:
     async def _search(
         self, tenant: str, where: EntryFilter, limit: int, cursor: str | None, query: str
     ) -> Page:
-        """Semantic search over the tenant's entries, obsolete ones included (staff sees all)."""
-        offset = _int_cursor(cursor) or 0
+        """Semantic search over the tenant's entries, obsolete ones included (staff sees all): those
+        scoring at least the search floor, best first (ties: newest first). The cursor is the last
+        item's (score in millionths, id), so a page stays right when entries come or go meanwhile."""
+        after = _search_cursor(cursor)
         rows = await self.store.search_vectors(tenant, where, self.index.model_id)
         if not rows:
-            return Page([], None)
-        ids = np.array([entry_id for entry_id, _ in rows])
-        matrix = np.stack([vector for _, vector in rows])
-        scores = matrix @ await self.guard.embed(query)
-        order = np.lexsort((-ids, -np.round(scores, 6)))[offset : offset + limit + 1]
-        chosen = [int(ids[i]) for i in order]
-        entries = await self.store.get_many(tenant, chosen[:limit])
-        items = [entries[i] for i in chosen[:limit] if i in entries]
-        more = len(chosen) > limit
-        return Page(items, str(offset + limit) if more else None)
+            return Page([], None, {})
+        ids = np.array([entry_id for entry_id, _ in rows], dtype=np.int64)
+        matrix = np.stack([vector for _, vector in rows]).astype(np.float64)
+        scores = matrix @ np.asarray(await self.guard.embed(query), dtype=np.float64)
+        # Compared as whole millionths, shifted above zero (a cosine is down to -1): a score read back
+        # from a cursor is then the very same number, written in digits only.
+        micros = np.rint((scores + 1.0) * 1e6).astype(np.int64)
+        keep = micros >= round((self._search_floor + 1.0) * 1e6)
+        if after is not None:
+            keep &= (micros < after[0]) | ((micros == after[0]) & (ids < after[1]))
+        order = np.flatnonzero(keep)[np.lexsort((-ids[keep], -micros[keep]))][: limit + 1]
+        chosen = [int(ids[i]) for i in order[:limit]]
+        entries = await self.store.get_many(tenant, chosen)
+        items = [entries[i] for i in chosen if i in entries]
+        found = {int(ids[i]): round(float(scores[i]), 4) for i in order[:limit]}
+        more = len(order) > limit
+        last = order[limit - 1] if more else None
+        next_cursor = f"{int(micros[last])}:{int(ids[last])}" if last is not None else None
+        return Page(items, next_cursor, found)
 
-    # -- feedback --------------------------------------------------------------------------
+    # -- changes made elsewhere --------------------------------------------------------------
 
-    async def feedback(self, tenant: str, entry_id: int, validated: bool, corrected: str | None) -> Entry:
-        """A correction validates the corrected answer; a plain no marks the entry obsolete."""
-        if corrected is not None:
-            edit = Edit(answer=corrected, status=Status.VALIDATED, action=Action.FEEDBACK)
-        else:
-            edit = Edit(status=Status.VALIDATED if validated else Status.OBSOLETE, action=Action.FEEDBACK)
-        return await self.update(tenant, entry_id, edit, actor="client feedback")
+    async def entry_changed(self, entry: Entry) -> None:
+        """Serve an entry changed through the store by another service (client feedback and the
+        proposals staff accept, memory/proposals.py) as it now stands."""
+        await self._refresh_index(entry)
+
+
+def _search_cursor(cursor: str | None) -> tuple[int, int] | None:
+    """(score + 1 in millionths, entry id) of the last item a search page showed."""
+    if cursor is None or cursor == "":
+        return None
+    score, _, entry_id = cursor.partition(":")
+    if not (score.isdigit() and entry_id.isdigit()) or len(score) > 9 or len(entry_id) > 18:
+        raise InvalidRequest("cursor is not one this search gave out", code="invalid_cursor")
+    return int(score), int(entry_id)
 
 
 def _int_cursor(cursor: str | None) -> int | None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, AuditEvent, Change
 from memory_guard.memory.entry import Entry, Scope, Source, Status
-from memory_guard.memory.lookups import EntryUsage, LookupRecord, LookupTotals
+from memory_guard.memory.lookups import EntryUsage, LoggedLookup, LookupTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +30,21 @@ class NewEntry:
     metadata: dict[str, Any] | None = None
     expires_at: datetime | None = None
     id: int | None = None  # given only to bring a deleted entry back under its own id
+    # Given only to a restored entry: how much it was used is not content, so a restore keeps it.
+    usage_count: int = 0
+    last_used_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class IndexRow:
-    """What the similarity index needs of an entry, read without its texts."""
+    """What the similarity index needs of an entry, read without its texts and with its dates as
+    numbers (parsing 100,000 dates at start-up was most of the start-up time)."""
 
     id: int
     scope: Scope
-    vector: Vectors
-    created_at: datetime
-    updated_at: datetime
-    expires_at: datetime | None
+    embedding: bytes  # float32, little-endian
+    created: float  # POSIX seconds
+    expires: float  # POSIX seconds: its explicit expiry or its age limit, whichever comes first
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,13 @@ class MemoryStore(Protocol):
     async def insert(self, new: NewEntry, now: datetime, change: Change | None = None) -> Entry: ...
 
     async def insert_many(
-        self, news: Sequence[NewEntry], now: datetime, change: Change | None = None
+        self,
+        news: Sequence[NewEntry],
+        now: datetime,
+        change: Change | None = None,
+        pending: str | None = None,
     ) -> list[Entry]:
-        """All or nothing."""
+        """All or nothing; with `pending`, unseen until that import is published."""
         ...
 
     async def get(self, tenant: str, entry_id: int) -> Entry | None: ...
@@ -81,8 +88,8 @@ class MemoryStore(Protocol):
         self, tenant: str, where: EntryFilter, limit: int, before_id: int | None
     ) -> list[Entry]: ...
 
-    def index_rows(self, model_id: str) -> AsyncIterator[IndexRow]:
-        """Every non-obsolete vector made by `model_id`, for loading the index."""
+    def index_rows(self, model_id: str, max_age: timedelta) -> AsyncIterator[Sequence[IndexRow]]:
+        """Every non-obsolete vector made by `model_id`, batch by batch, for loading the index."""
         ...
 
     async def search_vectors(
@@ -97,10 +104,12 @@ class MemoryStore(Protocol):
         """`change`, when given, is recorded in the audit trail with the change, atomically."""
         ...
 
-    async def record_lookup(
-        self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
-    ) -> int:
-        """Log a decision and count the usage it implies, atomically; the log row's id."""
+    def reserve_lookup_id(self) -> int:
+        """The id the next logged decision will have (known before it is written)."""
+        ...
+
+    async def record_lookups(self, lookups: Sequence[LoggedLookup]) -> None:
+        """Log decisions and count the usage they imply, atomically."""
         ...
 
     async def lookup_totals(self, tenant: str) -> LookupTotals: ...

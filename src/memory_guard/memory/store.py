@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import aiosqlite
@@ -16,8 +17,11 @@ from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Change
 from memory_guard.memory.audit_store import write_event
 from memory_guard.memory.entry import Entry, Scope, Source, Status
-from memory_guard.memory.lookups import LookupRecord, LookupTotals
+from memory_guard.memory.lookups import LoggedLookup, LookupTotals
 from memory_guard.memory.storage import EntryFilter, IndexRow, NewEntry
+
+# Rows of an import still being written are nobody's to read, serve, edit or export.
+_VISIBLE = "pending_import IS NULL"
 
 _COLUMNS = (
     "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
@@ -62,7 +66,7 @@ def _row_to_entry(row: Row) -> Entry:
 
 
 def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["tenant = ?"]
+    clauses = ["tenant = ?", _VISIBLE]
     params: list[Any] = [tenant]
     for column, value in (
         ("status", where.status.value if where.status else None),
@@ -86,16 +90,20 @@ def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-async def _fetch_row(conn: aiosqlite.Connection, tenant: str, entry_id: int) -> Row | None:
-    """An entry's row read inside a write transaction, to see what the transaction sees."""
+async def _fetch_row(
+    conn: aiosqlite.Connection, tenant: str, entry_id: int, pending: str | None = None
+) -> Row | None:
+    """An entry's row read inside a write transaction, to see what the transaction sees; the rows
+    of an unfinished import only by that import (`pending`)."""
     async with conn.execute(
-        f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant)
+        f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND pending_import IS ?",
+        (entry_id, tenant, pending),
     ) as cursor:
         row: Row | None = await cursor.fetchone()
         return row
 
 
-def _insert_params(new: NewEntry, stamp: str) -> tuple[Any, ...]:
+def _insert_params(new: NewEntry, stamp: str, pending: str | None) -> tuple[Any, ...]:
     return (
         new.id,
         new.key_hash,
@@ -114,14 +122,28 @@ def _insert_params(new: NewEntry, stamp: str) -> tuple[Any, ...]:
         new.embedding_model if new.vector is not None else None,
         stamp,
         to_text(new.expires_at) if new.expires_at else None,
+        new.usage_count,
+        to_text(new.last_used_at) if new.last_used_at else None,
+        pending,
     )
 
 
 _INSERT = (
-    "INSERT INTO responses (id, key_hash, question, answer, metadata, embedding, created_at, usage_count, "
-    "tenant, agent, project, phase, status, source, tags, embedding_model, updated_at, expires_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO responses (id, key_hash, question, answer, metadata, embedding, created_at, "
+    "tenant, agent, project, phase, status, source, tags, embedding_model, updated_at, expires_at, "
+    "usage_count, last_used_at, pending_import) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+# A stored date as POSIX seconds, in SQL (NULL for a date SQLite cannot read).
+_SECONDS = "((julianday({}) - 2440587.5) * 86400.0)"
+
+
+def _seconds_of(row: Row, max_age: timedelta) -> tuple[float, float]:
+    updated = from_text(row["updated_at"]).timestamp() + max_age.total_seconds()
+    expires = from_text(row["expires_at"]).timestamp() if row["expires_at"] else math.inf
+    return from_text(row["created_at"]).timestamp(), min(updated, expires)
 
 
 class SqliteMemoryStore:
@@ -134,25 +156,38 @@ class SqliteMemoryStore:
         return (await self.insert_many([new], now, change))[0]
 
     async def insert_many(
-        self, news: Sequence[NewEntry], now: datetime, change: Change | None = None
+        self,
+        news: Sequence[NewEntry],
+        now: datetime,
+        change: Change | None = None,
+        pending: str | None = None,
     ) -> list[Entry]:
-        """Insert every entry or none (one transaction), each with its audit event."""
+        """Insert every entry or none (one transaction), each with its audit event.
+
+        `pending` names an unfinished import: its rows and events stay invisible until it is
+        published, or go with it (`import_store.SqliteImportStaging`).
+        """
         stamp = to_text(now)
         rows: list[Row] = []
         async with self._db.transaction() as conn:
             for new in news:
-                cursor = await conn.execute(_INSERT, _insert_params(new, stamp))
+                cursor = await conn.execute(_INSERT, _insert_params(new, stamp, pending))
                 assert cursor.lastrowid is not None
-                row = await _fetch_row(conn, new.scope.tenant, cursor.lastrowid)
+                row = await _fetch_row(conn, new.scope.tenant, cursor.lastrowid, pending)
                 assert row is not None
                 if change is not None:
                     await write_event(conn, new.scope.tenant, row["id"], change, None, row, now)
+                    if pending is not None:
+                        await conn.execute(
+                            "UPDATE audit_events SET pending_import = ? WHERE id = last_insert_rowid()",
+                            (pending,),
+                        )
                 rows.append(row)
         return [_row_to_entry(row) for row in rows]
 
     async def get(self, tenant: str, entry_id: int) -> Entry | None:
         row = await self._db.fetch_one(
-            f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ?", (entry_id, tenant)
+            f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND {_VISIBLE}", (entry_id, tenant)
         )
         return _row_to_entry(row) if row else None
 
@@ -160,7 +195,8 @@ class SqliteMemoryStore:
         if not ids:
             return {}
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM responses WHERE tenant = ? AND id IN ({placeholders(ids)})",
+            f"SELECT {_COLUMNS} FROM responses WHERE tenant = ? AND {_VISIBLE} "
+            f"AND id IN ({placeholders(ids)})",
             (tenant, *ids),
         )
         return {row["id"]: _row_to_entry(row) for row in rows}
@@ -168,7 +204,7 @@ class SqliteMemoryStore:
     async def find_by_key(self, tenant: str, key: str) -> list[Entry]:
         """Entries with this exact normalized question in this scope, newest first."""
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM responses WHERE key_hash = ? AND tenant = ? "
+            f"SELECT {_COLUMNS} FROM responses WHERE key_hash = ? AND tenant = ? AND {_VISIBLE} "
             "ORDER BY created_at DESC, id DESC",
             (key, tenant),
         )
@@ -188,21 +224,34 @@ class SqliteMemoryStore:
         )
         return [_row_to_entry(row) for row in rows]
 
-    async def index_rows(self, model_id: str) -> AsyncIterator[IndexRow]:
-        """Every servable-status vector made by `model_id`, for loading the index."""
-        async for row in self._db.iterate(
-            "SELECT id, tenant, agent, project, phase, embedding, created_at, updated_at, expires_at "
-            "FROM responses WHERE embedding_model = ? AND status != 'obsolete' AND embedding IS NOT NULL",
-            (model_id,),
+    async def index_rows(self, model_id: str, max_age: timedelta) -> AsyncIterator[list[IndexRow]]:
+        """Every servable-status vector made by `model_id`, for loading the index, batch by batch.
+
+        SQLite turns the dates into POSIX seconds (to the millisecond, plenty for an expiry and
+        for telling the newest of tied entries); only a date it cannot read is parsed here.
+        """
+        scopes: dict[tuple[str, str, str, str], Scope] = {}
+        age = max_age.total_seconds()
+        async for rows in self._db.batches(
+            "SELECT id, tenant, agent, project, phase, embedding, "
+            f"{_SECONDS.format('created_at')} AS created, "
+            f"MIN({_SECONDS.format('updated_at')} + ?, "
+            f"COALESCE({_SECONDS.format('expires_at')}, 9e999)) AS expires, "
+            "created_at, updated_at, expires_at "
+            "FROM responses WHERE embedding_model = ? AND status != 'obsolete' AND embedding IS NOT NULL "
+            f"AND {_VISIBLE}",
+            (age, model_id),
+            batch=5000,
         ):
-            yield IndexRow(
-                id=row["id"],
-                scope=Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
-                vector=blob_to_vector(row["embedding"]),
-                created_at=from_text(row["created_at"]),
-                updated_at=from_text(row["updated_at"]),
-                expires_at=from_text(row["expires_at"]) if row["expires_at"] else None,
-            )
+            batch: list[IndexRow] = []
+            for row in rows:
+                key = (row[1], row[2], row[3], row[4])
+                scope = scopes.get(key) or scopes.setdefault(key, Scope(*key))
+                created, expires = row[6], row[7]
+                if created is None or expires is None:  # a date SQLite cannot read (legacy form)
+                    created, expires = _seconds_of(row, max_age)
+                batch.append(IndexRow(row[0], scope, row[5], created, expires))
+            yield batch
 
     async def search_vectors(
         self, tenant: str, where: EntryFilter, model_id: str
@@ -217,7 +266,7 @@ class SqliteMemoryStore:
 
     async def vector(self, entry_id: int) -> tuple[Vectors, str] | None:
         row = await self._db.fetch_one(
-            "SELECT embedding, embedding_model FROM responses WHERE id = ?", (entry_id,)
+            f"SELECT embedding, embedding_model FROM responses WHERE id = ? AND {_VISIBLE}", (entry_id,)
         )
         if row is None or row["embedding"] is None:
             return None
@@ -250,43 +299,45 @@ class SqliteMemoryStore:
                 await write_event(conn, tenant, entry_id, change, before, after, now)
         return _row_to_entry(after)
 
-    async def record_lookup(
-        self, record: LookupRecord, used_ids: Sequence[int], usage: int, now: datetime
-    ) -> int:
-        """Log a decision and count the usage it implies, in one transaction; the log row's id."""
-        stamp = to_text(now)
-        scope = record.scope
+    def reserve_lookup_id(self) -> int:
+        return self._db.next_id("lookups")
+
+    async def record_lookups(self, lookups: Sequence[LoggedLookup]) -> None:
+        """Log decisions under their given ids and count the usage they imply, in one transaction."""
         async with self._db.transaction() as conn:
-            if used_ids:
-                await conn.execute(
-                    "UPDATE responses SET usage_count = usage_count + ?, last_used_at = ? "
-                    f"WHERE id IN ({placeholders(used_ids)})",
-                    (usage, stamp, *used_ids),
-                )
-            cursor = await conn.execute(
-                "INSERT INTO lookups (tenant, agent, project, phase, decision, entry_id, score, "
-                "tokens_saved, created_at, question, verdict, reason, probability, verified_by) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    scope.tenant,
-                    scope.agent,
-                    scope.project,
-                    scope.phase,
-                    record.decision,
-                    record.entry_id,
-                    record.score,
-                    record.tokens_saved,
-                    stamp,
-                    record.question,
-                    record.verdict,
-                    record.reason,
-                    record.probability,
-                    record.verified_by,
-                ),
+            await conn.executemany(
+                "UPDATE responses SET usage_count = usage_count + ?, last_used_at = ? WHERE id = ?",
+                [
+                    (logged.usage, to_text(logged.at), entry_id)
+                    for logged in lookups
+                    for entry_id in logged.used_ids
+                ],
             )
-            lookup_id = cursor.lastrowid
-        assert lookup_id is not None
-        return lookup_id
+            await conn.executemany(
+                "INSERT INTO lookups (id, tenant, agent, project, phase, decision, entry_id, score, "
+                "tokens_saved, created_at, question, verdict, reason, probability, verified_by) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        logged.id,
+                        logged.record.scope.tenant,
+                        logged.record.scope.agent,
+                        logged.record.scope.project,
+                        logged.record.scope.phase,
+                        logged.record.decision,
+                        logged.record.entry_id,
+                        logged.record.score,
+                        logged.record.tokens_saved,
+                        to_text(logged.at),
+                        logged.record.question,
+                        logged.record.verdict,
+                        logged.record.reason,
+                        logged.record.probability,
+                        logged.record.verified_by,
+                    )
+                    for logged in lookups
+                ],
+            )
 
     async def lookup_totals(self, tenant: str) -> LookupTotals:
         rows = await self._db.fetch_all(
@@ -312,7 +363,9 @@ class SqliteMemoryStore:
         self, tenant: str, aged_before: datetime, now: datetime, change: Change | None = None
     ) -> list[int]:
         """Remove entries not updated since `aged_before` or past their explicit expiry."""
-        condition = "tenant = ? AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
+        condition = (
+            f"tenant = ? AND {_VISIBLE} AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
+        )
         params = (tenant, to_text(aged_before), to_text(now))
         async with self._db.transaction() as conn:
             async with conn.execute(f"SELECT {_COLUMNS} FROM responses WHERE {condition}", params) as cursor:
@@ -327,7 +380,8 @@ class SqliteMemoryStore:
         """Entries per `status` or per `source`, every value present (zero when none)."""
         values = {"status": Status, "source": Source}[column]
         rows = await self._db.fetch_all(
-            f"SELECT {column} AS value, COUNT(*) AS n FROM responses WHERE tenant = ? GROUP BY {column}",
+            f"SELECT {column} AS value, COUNT(*) AS n FROM responses WHERE tenant = ? AND {_VISIBLE} "
+            f"GROUP BY {column}",
             (tenant,),
         )
         counts = {value.value: 0 for value in values}
@@ -340,7 +394,7 @@ class SqliteMemoryStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             rows = await self._db.fetch_all(
-                "SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? "
+                f"SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? AND {_VISIBLE} "
                 f"AND key_hash IN ({placeholders(chunk)})",
                 (tenant, *chunk),
             )
@@ -349,16 +403,18 @@ class SqliteMemoryStore:
         return found
 
     async def ids_to_reembed(self, model_id: str, everything: bool) -> list[int]:
-        sql = "SELECT id FROM responses"
+        sql = f"SELECT id FROM responses WHERE {_VISIBLE}"
         params: tuple[str, ...] = ()
         if not everything:
-            sql += " WHERE embedding_model IS NULL OR embedding_model != ?"
+            sql += " AND (embedding_model IS NULL OR embedding_model != ?)"
             params = (model_id,)
         return [row["id"] for row in await self._db.fetch_all(sql + " ORDER BY id", params)]
 
     async def questions(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         rows = await self._db.fetch_all(
-            f"SELECT id, question FROM responses WHERE id IN ({placeholders(ids)}) ORDER BY id", tuple(ids)
+            f"SELECT id, question FROM responses WHERE {_VISIBLE} AND id IN ({placeholders(ids)}) "
+            "ORDER BY id",
+            tuple(ids),
         )
         return [(row["id"], row["question"]) for row in rows]
 

@@ -1,26 +1,46 @@
 """Moving a memory between environments: export to JSON Lines, import from them.
 
 An import is all or nothing: every line is checked first, and a file with a bad line
-imports nothing unless the caller asks to skip bad lines. Questions are re-embedded with
-the configured model. A line whose question is already stored in its scope (same normalized
-question, in a live entry; for an obsolete line, in any entry) is left out, so importing a file
-twice changes nothing.
+imports nothing unless the caller asks to skip bad lines. It is committed in chunks, so that
+the answers' bookkeeping is not held behind one long transaction, yet stays all or nothing to
+everyone else: its rows are written unseen (marked with the import's name) and published in
+one short transaction at the end; a failed or stopped import removes them, and rows a crashed
+process left are removed at the next start (`discard_abandoned_imports`).
+
+Questions are re-embedded with the configured model. A line whose question is already stored
+in its scope (same normalized question, in a live entry; for an obsolete line, in any entry) is
+left out, so importing a file twice changes nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import socket
+import time
+import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_guard.clock import Clock
+from memory_guard.embeddings.base import Vectors
 from memory_guard.errors import InvalidRequest
 from memory_guard.memory.audit import Action, Change
-from memory_guard.memory.entry import Status
+from memory_guard.memory.entry import Entry, Status
+from memory_guard.memory.import_store import ImportStaging
 from memory_guard.memory.jsonl import ImportLine, LineError, export_line, parse_lines
 from memory_guard.memory.service import MemoryService
 from memory_guard.memory.storage import EntryFilter, NewEntry
 
+logger = logging.getLogger(__name__)
+
 BATCH = 64
+# Rows per write transaction of an import: short enough for answers' bookkeeping to interleave.
+CHUNK = 200
+# An unfinished import of a process this one cannot see (another container) is abandoned past this.
+_FOREIGN_IMPORT_S = 24 * 3600
 _PAGE = 500
 _REPORTED_ERRORS = 100
 
@@ -67,9 +87,13 @@ class ImportProgress:
 
 
 class MemoryTransfer:
-    def __init__(self, memory: MemoryService, default_agent: str) -> None:
+    def __init__(
+        self, memory: MemoryService, staging: ImportStaging, default_agent: str, clock: Clock
+    ) -> None:
         self._memory = memory
+        self._staging = staging
         self._default_agent = default_agent
+        self._clock = clock
 
     async def export(self, tenant: str, where: EntryFilter) -> AsyncIterator[str]:
         """The tenant's entries, newest first, one JSON line each (read page by page)."""
@@ -87,7 +111,9 @@ class MemoryTransfer:
     ) -> ImportPlan:
         """Check every line and set aside those already stored; raises `InvalidImport` on a bad
         line unless they are to be skipped. Nothing is written."""
-        parsed, errors = parse_lines(lines, tenant, self._default_agent)
+        # In a worker thread: checking a file of thousands of lines is CPU work that must not stop
+        # the event loop answering meanwhile.
+        parsed, errors = await asyncio.to_thread(parse_lines, lines, tenant, self._default_agent)
         if not parsed and not errors:
             raise InvalidRequest("the file holds no entry", code="empty_import")
         fresh, present, repeats = await self._split_known(tenant, parsed)
@@ -97,20 +123,52 @@ class MemoryTransfer:
         return ImportPlan(fresh, ImportReport(already_present=present, skipped=errors))
 
     async def run_import(self, plan: ImportPlan, actor: str) -> AsyncIterator[ImportProgress]:
-        """Embed the planned entries batch by batch, telling how far it got after each, then store
-        them all in one transaction: an import stopped midway stores nothing."""
+        """Embed the planned entries batch by batch and write them unseen chunk by chunk, telling
+        how far it got after each batch, then publish them all at once: an import stopped midway
+        leaves nothing behind."""
         total = len(plan.fresh)
         yield ImportProgress(0, total)
-        news: list[NewEntry] = []
-        for start in range(0, total, BATCH):
-            batch = plan.fresh[start : start + BATCH]
-            vectors = await self._memory.guard.embed_many([line.question for line, _ in batch])
-            news.extend(self._new_entry(line, key, vectors[i]) for i, (line, key) in enumerate(batch))
-            yield ImportProgress(len(news), total)
-        if news:
-            await self._memory.insert_many(news, Change(actor, Action.IMPORT))
-        plan.report.imported = len(news)
+        pending = _import_name()
+        change = Change(actor, Action.IMPORT)
+        stored: list[tuple[Entry, Vectors | None]] = []
+        waiting: list[NewEntry] = []
+        published = False
+        try:
+            for start in range(0, total, BATCH):
+                batch = plan.fresh[start : start + BATCH]
+                vectors = await self._memory.guard.embed_many([line.question for line, _ in batch])
+                waiting.extend(self._new_entry(line, key, vectors[i]) for i, (line, key) in enumerate(batch))
+                if len(waiting) >= CHUNK or start + BATCH >= total:
+                    stored.extend(await self._write_chunk(waiting, change, pending))
+                    waiting = []
+                yield ImportProgress(min(start + BATCH, total), total)
+            if stored:
+                await self._staging.publish(pending)
+            published = True
+        finally:
+            if not published:
+                await asyncio.shield(self._discard(pending, stored))
+        for start in range(0, len(stored), CHUNK):  # a slice at a time, answering in between
+            self._memory.serve(stored[start : start + CHUNK])
+            await asyncio.sleep(0)
+        plan.report.imported = len(stored)
         yield ImportProgress(total, total, plan.report)
+
+    async def _write_chunk(
+        self, news: list[NewEntry], change: Change, pending: str
+    ) -> list[tuple[Entry, Vectors | None]]:
+        entries = await self._memory.store.insert_many(news, self._clock(), change, pending)
+        return [(entry, new.vector) for new, entry in zip(news, entries, strict=True)]
+
+    async def _discard(self, pending: str, stored: list[tuple[Entry, Vectors | None]]) -> None:
+        try:
+            removed = await self._staging.discard(pending)
+        except Exception:
+            logger.exception("import %s stopped; its rows stay unseen until the next start", pending)
+            return
+        if stored and removed == 0:
+            # Stopped just as its publication committed: it is stored, so it is served.
+            self._memory.serve(stored)
 
     async def import_lines(
         self, tenant: str, lines: Iterable[str], actor: str, skip_bad_lines: bool = False
@@ -124,7 +182,7 @@ class MemoryTransfer:
         self, tenant: str, parsed: list[ImportLine]
     ) -> tuple[list[tuple[ImportLine, str]], int, list[LineError]]:
         """(lines to insert with their keys, how many are already stored, lines repeating another)."""
-        keyed = [(line, line.scope.key(line.question)) for line in parsed]
+        keyed = await asyncio.to_thread(lambda: [(line, line.scope.key(line.question)) for line in parsed])
         stored = await self._memory.store.statuses_by_key(tenant, sorted({key for _, key in keyed}))
         first_line: dict[str, int] = {}
         fresh: list[tuple[ImportLine, str]] = []
@@ -133,7 +191,12 @@ class MemoryTransfer:
         for line, key in keyed:
             if key in first_line:
                 repeats.append(
-                    LineError(line.line, f"the same question in the same scope as line {first_line[key]}")
+                    LineError(
+                        line.line,
+                        f"the same question in the same scope as line {first_line[key]}",
+                        "repeated_question",
+                        {"first_line": first_line[key]},
+                    )
                 )
                 continue
             first_line[key] = line.line
@@ -157,6 +220,42 @@ class MemoryTransfer:
             metadata=line.metadata,
             expires_at=line.expires_at,
         )
+
+
+def _import_name() -> str:
+    """Names an import's unseen rows: host and process say whether the import is still running."""
+    return f"{socket.gethostname()}:{os.getpid()}:{int(time.time())}:{uuid.uuid4().hex}"
+
+
+def _abandoned(name: str) -> bool:
+    host, _, rest = name.partition(":")
+    pid_text, _, rest = rest.partition(":")
+    started_text, _, _ = rest.partition(":")
+    if not pid_text.isdigit() or not started_text.isdigit():
+        return True
+    if host != socket.gethostname():
+        return time.time() - int(started_text) > _FOREIGN_IMPORT_S
+    pid = int(pid_text)
+    if pid == os.getpid():  # this process has just started: none of its imports is running yet
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+async def discard_abandoned_imports(staging: ImportStaging) -> int:
+    """Remove the rows of imports that stopped without finishing (a crash, a kill -9): at start."""
+    removed = 0
+    for name in await staging.unfinished():
+        if _abandoned(name):
+            count = await staging.discard(name)
+            logger.warning("removed %d entries of an unfinished import (%s)", count, name)
+            removed += count
+    return removed
 
 
 def _present(status: Status, stored: set[Status]) -> bool:

@@ -41,6 +41,22 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
             registry=self.registry,
         )
+        self.bookkeeping = Counter(
+            "memory_guard_bookkeeping_rows",
+            "Rows written after their answers (lookup log, usage, history), or dropped after retries.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.embedding_cache = Counter(
+            "memory_guard_embedding_cache",
+            "Texts the embedding cache answered (hit) or passed to the embedder (miss).",
+            ["result"],
+            registry=self.registry,
+        )
+        for outcome in ("written", "dropped"):
+            self.bookkeeping.labels(outcome=outcome)
+        for result in ("hit", "miss"):
+            self.embedding_cache.labels(result=result)
         for decision in ("direct", "assisted", "miss"):
             self.lookups.labels(decision=decision)
 

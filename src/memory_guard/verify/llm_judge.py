@@ -12,10 +12,11 @@ import hashlib
 import logging
 import re
 
-from memory_guard.agent.llm import ChatMessage, ChatModel, TextDelta, TurnEnd
+from memory_guard.agent.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, TurnEnd
 from memory_guard.clock import Clock
 from memory_guard.errors import UpstreamError
 from memory_guard.memory.normalize import normalize_question
+from memory_guard.upstream.redaction import Redactor
 from memory_guard.verify.judge import Judgement, JudgementStore, StoredAnswer
 from memory_guard.verify.verifier import Verdict, Verification
 
@@ -23,12 +24,17 @@ logger = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 1500
 MAX_REASON_CHARS = 120
+# The most a judge's reply may stream: a verdict is a word and a dozen more. The judge's client
+# also ends its whole turn by MEMORY_JUDGE_TIMEOUT_S, so a reply without end costs no more.
+JUDGE_MAX_ANSWER_CHARS = 1000
 
 SYSTEM_PROMPT = (
     "You decide whether a stored answer can be served unchanged for a new question. "
     "Different numbers, entities, negation, scope or kind of question mean NO. "
     'Reply exactly "YES" or "NO", then a reason of at most 12 words.'
 )
+
+_redact = Redactor()
 
 # "YES", "Yes: same question", "NO - another year"; not "NOT SURE" nor "Yesterday".
 _VERDICT = re.compile(r"^\s*(yes|no)\b[\s:.,;!\-–—]*(.*)$", re.IGNORECASE | re.DOTALL)
@@ -102,10 +108,13 @@ class LlmJudge:
         except UpstreamError as exc:
             logger.warning("the LLM judge failed on entry %d: %s", stored.id, exc.message)
             return None
+        if end is None or end.finish_reason == ANSWER_CAP:
+            logger.warning("the LLM judge's reply on entry %d was cut at its length cap", stored.id)
+            return None
         text = "".join(pieces)
         parsed = parse(text)
         if parsed is None:
-            logger.warning("the LLM judge gave no YES or NO on entry %d: %r", stored.id, text[:80])
+            logger.warning("the LLM judge gave no YES or NO on entry %d: %r", stored.id, _redact(text, 80))
             return None
         serves, reason = parsed
         return Judgement(

@@ -18,6 +18,7 @@ import numpy as np
 from memory_guard.embeddings.base import Embedder
 from memory_guard.verify.features import Comparison, compare
 from memory_guard.verify.model import PairModel
+from memory_guard.verify.reasons import describe_reason
 
 
 class Verdict(StrEnum):
@@ -40,6 +41,7 @@ class Verification:
             "reason": self.reason,
             "probability": None if self.probability is None else round(self.probability, 4),
             "by": self.by,
+            **describe_reason(self.reason),
         }
 
 

@@ -1,6 +1,6 @@
 // Calls to the staff routes with the key from sessionStorage; every failure becomes an ApiError whose
 // `readable` text can be shown as is.
-import { t } from "./i18n.js";
+import { coded, t } from "./i18n.js";
 
 // sessionStorage, not localStorage: the key goes away with the tab, and never into a URL.
 const KEY_SLOT = "memory-guard.staff-key";
@@ -20,15 +20,20 @@ export function plausibleKey(key) {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message, lines = []) {
+  // `details`: the error body's other fields (e.g. the entry_id of a duplicate question).
+  constructor(status, code, message, lines = [], details = {}) {
     super(message);
     this.status = status;
     this.code = code;
     this.lines = lines;
+    this.details = details;
   }
 
+  // An HTTP error in the page's language when its code is one the page knows, else in the server's
+  // English; an error with no status (network, a stream's error event) was worded when it was made.
   get readable() {
-    return this.status ? t("error.http", { status: this.status, message: this.message }) : this.message;
+    if (!this.status) return this.message;
+    return t("error.http", { status: this.status, message: coded("apiError", this.code, this.details, this.message) });
   }
 }
 
@@ -51,6 +56,7 @@ async function failure(response) {
   let code = "http_error";
   let message = response.statusText || String(response.status);
   let lines = [];
+  let details = {};
   try {
     const body = await response.json();
     const error = body?.error;
@@ -59,11 +65,12 @@ async function failure(response) {
       message = error.message;
       const found = error.lines ?? body.lines;
       lines = Array.isArray(found) ? found : [];
+      details = error;
     }
   } catch {
     // Not our JSON error (a proxy's page, say): the status text is all there is.
   }
-  return new ApiError(response.status, code, message, lines);
+  return new ApiError(response.status, code, message, lines, details);
 }
 
 // Sends one request; an answer that is not 2xx becomes an ApiError (a 401 also ends the session).
@@ -159,7 +166,8 @@ async function importJsonl(file, skipBadLines, onProgress = () => {}) {
     if (frame.event === "progress") onProgress({ done: Number(data.done) || 0, total: Number(data.total) || 0 });
     else if (frame.event === "done") return data;
     else if (frame.event === "error") {
-      const error = new ApiError(0, String(data.code ?? "import_failed"), t("import.error", { message: data.message ?? "" }));
+      const message = coded("apiError", data.code, data, data.message ?? "");
+      const error = new ApiError(0, String(data.code ?? "import_failed"), t("import.error", { message }));
       error.nothingStored = true;
       throw error;
     }
@@ -185,6 +193,12 @@ export const api = {
   stats: (days) => call("GET", "/stats", { params: { days } }),
   exportJsonl: (params) => call("GET", "/export", { params, as: "blob" }),
   restore: (eventId) => call("POST", `/audit/${encodeURIComponent(eventId)}/restore`),
+  hits: (params) => call("GET", "/hits", { params }),
+  reviewHit: (lookupId, correct) => call("POST", `/hits/${encodeURIComponent(lookupId)}/review`, { json: { correct } }),
+  proposals: (params) => call("GET", "/proposals", { params }),
+  proposal: (id) => call("GET", `/proposals${entry(id)}`),
+  acceptProposal: (id, force) => call("POST", `/proposals${entry(id)}/accept`, { json: { force: Boolean(force) } }),
+  rejectProposal: (id, reason) => call("POST", `/proposals${entry(id)}/reject`, { json: { reason } }),
   importJsonl,
 };
 

@@ -1,6 +1,6 @@
 // The decisions-per-day chart: stacked SVG bars built node by node (no markup, no library), with a
 // title and description for screen readers, a text legend and the figures in a table.
-import { formatDay, formatNumber, label, t } from "./i18n.js";
+import { formatDay, formatNumber, label, plural, t } from "./i18n.js";
 import { el, table, uid } from "./dom.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -69,7 +69,7 @@ function drawing(days, titleText, descText) {
     let base = 0;
     for (const kind of KINDS) {
       const value = count(day, kind);
-      words[kind] = value;
+      words[kind] = plural(`count.${kind}`, value);
       if (!value) continue;
       bar.append(
         svg("rect", { class: `segment ${kind}`, x, y: y(base + value), width: barWidth, height: y(base) - y(base + value) }),

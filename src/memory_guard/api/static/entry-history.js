@@ -1,8 +1,9 @@
 // The history (audit events) and the usage of one entry. Each loads on its own: one that fails shows
 // why without taking the rest of the page with it.
 import { api } from "./api.js";
-import { formatDateTime, formatNumber, label, t } from "./i18n.js";
+import { formatDateTime, formatNumber, label, plural, t } from "./i18n.js";
 import { badge, confirmDialog, el, heading, notify, readable, table, truncate } from "./dom.js";
+import { actorText } from "./words.js";
 
 const COMPARED = ["question", "answer", "tags", "expires_at", "source", "agent", "project", "phase"];
 
@@ -114,7 +115,7 @@ function historyTable(events, context, gone) {
       "tr",
       { dataset: { action: event.action, eventId: event.id } },
       el("td", { class: "nowrap", text: formatDateTime(event.at) }),
-      el("td", { text: event.actor ?? "—" }),
+      el("td", { class: "actor", text: actorText(event.actor, event.actor_code, event.actor_params) }),
       el("td", {}, badge("action", event.action)),
       el("td", {}, eventDetails(event), restoreButton(event, context, gone)),
     ),
@@ -150,19 +151,25 @@ export function usageSection(id) {
         "dl",
         { class: "fields" },
         el("dt", { text: t("usage.lookups") }),
-        el("dd", { text: t("usage.lookupsValue", { direct: lookups.direct ?? 0, assisted: lookups.assisted ?? 0 }) }),
+        el("dd", {
+          text: t("usage.lookupsValue", {
+            direct: plural("count.direct", lookups.direct ?? 0),
+            assisted: plural("count.assisted", lookups.assisted ?? 0),
+          }),
+        }),
       );
       const recent = usage.recent ?? [];
       const parts = [summary];
       if (!recent.length) parts.push(el("p", { class: "muted", text: t("usage.empty") }));
       else {
-        const headers = [t("col.at"), t("col.decision"), t("col.score"), t("field.question")];
+        const headers = [t("col.at"), t("col.decision"), t("col.role"), t("col.score"), t("field.question")];
         const rows = recent.map((lookup) =>
           el(
             "tr",
-            {},
+            { dataset: { lookupId: lookup.lookup_id, role: lookup.role } },
             el("td", { class: "nowrap", text: formatDateTime(lookup.at) }),
             el("td", {}, badge("decision", lookup.decision)),
+            el("td", { text: label("usage.role", lookup.role) }),
             el("td", { class: "num", text: formatNumber(lookup.score, 3) }),
             el("td", { title: lookup.question, text: truncate(lookup.question, 160) }),
           ),

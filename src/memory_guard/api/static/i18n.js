@@ -1,5 +1,6 @@
-// The page's words, French first (the teams using it work in French), and the formats of numbers and dates.
+// The page's words, French first (the teams using it work in French).
 import { EN } from "./i18n-en.js";
+import { formatNumber, locale } from "./format.js";
 
 const FR = {
   "app.title": "Mémoire des réponses",
@@ -22,6 +23,8 @@ const FR = {
   "nav.faq": "Ajouter une FAQ",
   "nav.stats": "Statistiques",
   "nav.audit": "Journal",
+  "nav.proposals": "Propositions",
+  "nav.hits": "Réponses servies",
   "nav.transfer": "Import / export",
   "view.unknown": "Cette page n'existe pas.",
   "common.loading": "Chargement…",
@@ -59,6 +62,14 @@ const FR = {
   "action.import": "import",
   "action.feedback": "retour client",
   "action.restore": "restauration",
+  "action.refresh": "renouvellement (sans changement)",
+  "actor.learning": "memory-guard (apprentissage)",
+  "actor.auto_prune": "memory-guard (purge automatique)",
+  "actor.client_feedback": "retour client",
+  "actor.client": "client",
+  "actor.key": "clé {role} {digest}",
+  "role.client": "client",
+  "role.staff": "staff",
   "field.id": "N°",
   "field.question": "Question",
   "field.answer": "Réponse",
@@ -98,7 +109,9 @@ const FR = {
   "list.from": "Créée à partir du",
   "list.to": "Créée jusqu'au",
   "list.export": "Exporter cette sélection",
-  "list.count": "{n} entrées affichées.",
+  "list.count.one": "{n} entrée affichée.",
+  "list.count.other": "{n} entrées affichées.",
+  "list.score": "Proximité",
   "list.empty": "Aucune entrée ne correspond.",
   "entry.title": "Entrée n° {id}",
   "entry.back": "← Retour à la liste",
@@ -137,7 +150,10 @@ const FR = {
   "restore.note": "Le rétablissement est lui-même noté dans l'historique : il peut être défait de la même façon.",
   "usage.title": "Utilisation",
   "usage.lookups": "Recherches qui l'ont trouvée",
-  "usage.lookupsValue": "{direct} directes, {assisted} assistées",
+  "usage.lookupsValue": "{direct}, {assisted}",
+  "usage.role.served": "servie telle quelle",
+  "usage.role.grounding": "donnée au LLM comme appui",
+  "col.role": "Rôle",
   "usage.recent": "Dernières recherches",
   "usage.empty": "Aucune recherche ne l'a encore trouvée.",
   "lookup.title": "Que ferait le garde ?",
@@ -147,6 +163,29 @@ const FR = {
   "lookup.served": "Servie par l'entrée n° {id}.",
   "lookup.noServed": "Aucune entrée ne serait servie telle quelle.",
   "lookup.none": "Aucune entrée assez proche.",
+  "reason.exact": "même question",
+  "reason.classifier_same": "même question (p = {p})",
+  "reason.classifier_other": "probablement une autre question (p = {p})",
+  "reason.classifier_unsure": "incertain (p = {p})",
+  "reason.checks_only": "aucune différence trouvée (contrôles seuls)",
+  "reason.numbers_differ": "les nombres diffèrent : {stored} contre {incoming}",
+  "reason.opposite_meaning": "sens opposés : {terms}",
+  "reason.negation": "négation dans une seule des deux questions",
+  "reason.key_term": "un terme clé diffère : {stored} contre {incoming}",
+  "reason.kind_of_answer": "attend une autre sorte de réponse : {stored} contre {incoming}",
+  "reason.word_order": "l'ordre des mots diffère : {order}",
+  "reason.judge": "juge : {reason}",
+  "reason.verifier_off": "vérificateur désactivé",
+  "reason.nothing": "aucun",
+  "kind.cost": "un coût",
+  "kind.count": "un nombre",
+  "kind.who": "une personne",
+  "kind.when": "une date",
+  "kind.why": "une raison",
+  "kind.where": "un lieu",
+  "kind.explain": "un fonctionnement",
+  "kind.define": "une définition",
+  "kind.how": "une marche à suivre",
   "faq.title": "Ajouter une entrée FAQ",
   "faq.help": "L'entrée est créée validée et peut être servie aussitôt.",
   "faq.submit": "Ajouter l'entrée",
@@ -163,7 +202,21 @@ const FR = {
   "stats.cost": "Coût évité (estimation)",
   "stats.costPrice": "à {price} pour 1 000 tokens",
   "stats.accuracy": "Exactitude des réponses servies",
-  "stats.accuracyDetail": "{reviewed} revues, dont {wrong} fausses ; intervalle à 95 % : {low} – {high}",
+  "stats.accuracyDetail": "{reviewed}, dont {wrong} ; intervalle à 95 % : {low} – {high}",
+  "count.reviewed.one": "{n} revue",
+  "count.reviewed.other": "{n} revues",
+  "count.wrong.one": "{n} fausse",
+  "count.wrong.other": "{n} fausses",
+  "count.direct.one": "{n} directe",
+  "count.direct.other": "{n} directes",
+  "count.assisted.one": "{n} assistée",
+  "count.assisted.other": "{n} assistées",
+  "count.miss.one": "{n} manquée",
+  "count.miss.other": "{n} manquées",
+  "count.imported.one": "{n} entrée importée",
+  "count.imported.other": "{n} entrées importées",
+  "count.present.one": "{n} déjà présente",
+  "count.present.other": "{n} déjà présentes",
   "stats.noReview": "Aucune réponse servie n'a encore été revue.",
   "chart.title": "Décisions par jour",
   "chart.desc": "Barres empilées par jour, du {from} au {to} : réponses directes, assistées et manquées.",
@@ -171,24 +224,102 @@ const FR = {
   "chart.empty": "Pas encore de chronologie pour cette période.",
   "chart.legend": "{kind} : {n}",
   "chart.data": "Voir les chiffres du graphique",
-  "chart.bar": "{day} : {direct} directes, {assisted} assistées, {miss} manquées",
+  "chart.bar": "{day} : {direct}, {assisted}, {miss}",
   "audit.title": "Journal des actions",
   "audit.filter": "Filtrer",
   "audit.entry": "N° d'entrée",
   "audit.empty": "Aucune action enregistrée.",
+  "hits.title": "Réponses servies à revoir",
+  "hits.help": "Chaque réponse donnée telle quelle depuis la mémoire, sans appel au LLM. Dites si elle répondait à la question posée : les revues donnent le taux de réponses fausses des statistiques.",
+  "hits.filter": "Afficher",
+  "hits.filter.none": "À revoir",
+  "hits.filter.wrong": "Jugées fausses",
+  "hits.filter.right": "Jugées correctes",
+  "hits.filter.all": "Toutes",
+  "hits.asked": "Question posée",
+  "hits.answer": "Réponse servie",
+  "hits.entry": "(entrée n° {id})",
+  "hits.matched": "Question en mémoire : {question}",
+  "hits.score": "score {score}",
+  "hits.gone": "L'entrée a été supprimée depuis : sa réponse n'est plus lisible ici.",
+  "hits.changed": "L'entrée a été modifiée depuis : la réponse affichée est sa version actuelle.",
+  "hits.unreviewed": "Pas encore revue.",
+  "hits.reviewed.right": "Revue : correcte ({by}).",
+  "hits.reviewed.wrong": "Revue : fausse ({by}).",
+  "hits.mark.right": "Correcte",
+  "hits.mark.wrong": "Fausse",
+  "hits.done.right": "Réponse servie n° {id} notée correcte.",
+  "hits.done.wrong": "Réponse servie n° {id} notée fausse.",
+  "hits.you": "vous",
+  "hits.empty": "Aucune réponse servie à afficher.",
+  "hits.count.one": "{n} réponse servie affichée.",
+  "hits.count.other": "{n} réponses servies affichées.",
+  "proposals.title": "Propositions des clients",
+  "proposals.help": "Un client ne change jamais seul une réponse partagée : ses corrections, et ses demandes de retrait de ce que le staff a validé, attendent ici qu'un membre du staff les accepte ou les rejette.",
+  "proposals.show": "Afficher",
+  "proposals.empty": "Aucune proposition.",
+  "proposals.count": "{n} proposition(s) affichée(s).",
+  "proposals.entry": "Entrée n° {id}",
+  "proposals.by": "Proposée par {who}, le {at}",
+  "proposals.current": "Réponse actuelle",
+  "proposals.proposed": "Réponse proposée",
+  "proposals.validateText": "Le client confirme cette réponse et demande qu'elle soit validée.",
+  "proposals.retireText": "Le client demande que cette réponse ne soit plus servie.",
+  "proposals.changed": "L'entrée a changé depuis cette proposition : comparez avant d'accepter.",
+  "proposals.gone": "L'entrée n'existe plus : la proposition ne peut qu'être rejetée.",
+  "proposals.reason": "Motif du rejet (facultatif)",
+  "proposals.accept": "Accepter",
+  "proposals.reject": "Rejeter",
+  "proposals.force": "Appliquer quand même",
+  "proposals.conflict": "L'entrée a changé depuis que le client a fait la proposition n° {id}. Appliquer la proposition quand même ?",
+  "proposals.accepted": "Proposition n° {id} acceptée : l'entrée n° {entry} est modifiée.",
+  "proposals.rejected": "Proposition n° {id} rejetée.",
+  "proposals.decided": "{status} par {who}, le {at}",
+  "proposals.reasonShown": "Motif : {reason}",
+  "proposalKind.correct": "correction",
+  "proposalKind.retire": "retrait",
+  "proposalKind.validate": "validation",
+  "proposalStatus.pending": "en attente",
+  "proposalStatus.accepted": "acceptée",
+  "proposalStatus.rejected": "rejetée",
   "transfer.title": "Import / export",
   "export.title": "Exporter",
   "export.help": "Toutes les entrées de la mémoire, une par ligne (JSONL), dans memory-export.jsonl.",
   "export.button": "Exporter toute la mémoire",
-  "export.done": "Export prêt : {n} lignes dans memory-export.jsonl.",
+  "export.done.one": "Export prêt : {n} ligne dans memory-export.jsonl.",
+  "export.done.other": "Export prêt : {n} lignes dans memory-export.jsonl.",
   "import.title": "Importer",
   "import.file": "Fichier JSONL",
   "import.skip": "Ignorer les lignes invalides (sinon, une seule ligne invalide bloque tout l'import)",
   "import.submit": "Importer",
-  "import.done": "{imported} entrées importées, {present} déjà présentes.",
+  "import.done": "{imported}, {present}.",
   "import.skipped": "Lignes ignorées",
   "import.failed": "Rien n'a été importé.",
   "import.line": "ligne {line} : {message}",
+  "importError.invalid_json": "ce n'est pas du JSON valide (colonne {column})",
+  "importError.too_deep": "le JSON est imbriqué trop profondément",
+  "importError.not_an_object": "une ligne doit être un objet JSON",
+  "importError.invalid_fields": "champs non valides : {fields}",
+  "importError.blank_text": "la question et la réponse ne doivent pas être vides",
+  "importError.repeated_question": "la même question, dans la même portée, qu'à la ligne {first_line}",
+  "apiError.duplicate_question": "L'entrée n° {entry_id} a déjà cette question dans cette portée : modifiez-la, ou marquez-la obsolète avant d'en écrire une nouvelle.",
+  "apiError.entry_not_found": "Cette entrée n'existe pas (ou plus).",
+  "apiError.audit_event_not_found": "Cet événement du journal n'existe pas.",
+  "apiError.nothing_to_restore": "Cet événement a créé l'entrée : il n'y a pas d'état d'avant à rétablir.",
+  "apiError.empty_edit": "Rien à modifier.",
+  "apiError.empty_question": "La question ne doit pas être vide.",
+  "apiError.empty_answer": "La réponse ne doit pas être vide.",
+  "apiError.invalid_cursor": "Cette page de résultats n'est plus valable : relancez la recherche.",
+  "apiError.served_hit_not_found": "Cette réponse servie n'existe pas.",
+  "apiError.invalid_import": "Des lignes ne sont pas valides : rien n'a été importé.",
+  "apiError.empty_import": "Le fichier ne contient aucune entrée.",
+  "apiError.staff_only": "Cette clé n'est pas une clé staff.",
+  "apiError.payload_too_large": "L'envoi dépasse la taille acceptée.",
+  "apiError.invalid_json": "Le corps de la requête n'est pas du JSON valide.",
+  "apiError.upstream_error": "Le service de modèles (embeddings ou LLM) a échoué : réessayez dans un moment.",
+  "apiError.upstream_timeout": "Le service de modèles (embeddings ou LLM) n'a pas répondu à temps : réessayez dans un moment.",
+  "apiError.not_ready": "Le service démarre : réessayez dans un moment.",
+  "apiError.internal_error": "Une erreur s'est produite de notre côté ; elle a été enregistrée.",
   "import.progress": "Ré-encodage des entrées",
   "import.sending": "Envoi du fichier…",
   "import.progressText": "{done} / {total} entrées ré-encodées",
@@ -227,42 +358,20 @@ export function label(group, value) {
   return key in FR ? t(key) : String(value ?? "");
 }
 
-function locale() {
-  return current === "en" ? "en-GB" : "fr-FR";
+// Words the server sends in English with a stable code beside them: said from the code in the page's
+// language, or as the server wrote them when the code is one this page does not know.
+export function coded(group, code, params, english) {
+  const key = `${group}.${code}`;
+  return code && key in FR ? t(key, params ?? {}) : String(english ?? "");
 }
 
-export function formatDateTime(iso) {
-  if (!iso) return "—";
-  const moment = new Date(iso);
-  if (Number.isNaN(moment.getTime())) return String(iso);
-  return new Intl.DateTimeFormat(locale(), { dateStyle: "short", timeStyle: "short" }).format(moment);
+// A count with its noun in the right number: `${key}.one`, `${key}.other` (French says "0 entrée",
+// "1 entrée", "2 entrées"; English "0 entries"). {n} is the formatted count.
+export function plural(key, n, params = {}) {
+  const rule = new Intl.PluralRules(locale()).select(Number(n) || 0);
+  const chosen = `${key}.${rule}` in FR ? `${key}.${rule}` : `${key}.other`;
+  return t(chosen, { ...params, n: formatNumber(Number(n) || 0) });
 }
 
-export function formatDay(day, style = "short") {
-  // Days from the API are UTC calendar days: format them in UTC so they never shift by one.
-  const moment = new Date(`${day}T00:00:00Z`);
-  if (Number.isNaN(moment.getTime())) return String(day);
-  const options =
-    style === "short" ? { day: "2-digit", month: "2-digit", timeZone: "UTC" } : { dateStyle: "medium", timeZone: "UTC" };
-  return new Intl.DateTimeFormat(locale(), options).format(moment);
-}
-
-export function formatNumber(value, digits = 0) {
-  if (typeof value !== "number" || Number.isNaN(value)) return "—";
-  return new Intl.NumberFormat(locale(), { maximumFractionDigits: digits }).format(value);
-}
-
-export function formatPercent(ratio) {
-  if (typeof ratio !== "number" || Number.isNaN(ratio)) return "—";
-  return new Intl.NumberFormat(locale(), { style: "percent", maximumFractionDigits: 1 }).format(ratio);
-}
-
-export function formatMoney(amount, currency) {
-  if (typeof amount !== "number") return "—";
-  try {
-    return new Intl.NumberFormat(locale(), { style: "currency", currency, maximumFractionDigits: 4 }).format(amount);
-  } catch {
-    // Not an ISO currency code: show it as the server wrote it.
-    return `${formatNumber(amount, 4)} ${currency ?? ""}`.trim();
-  }
-}
+// Numbers and dates in the page's language live in format.js; given from here too, where the words are.
+export { formatDateTime, formatDay, formatMoney, formatNumber, formatPercent } from "./format.js";

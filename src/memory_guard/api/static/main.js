@@ -10,9 +10,11 @@ import * as list from "./view-list.js";
 import * as lookup from "./view-lookup.js";
 import * as stats from "./view-stats.js";
 import * as transfer from "./view-transfer.js";
+import * as proposals from "./view-proposals.js";
+import * as hits from "./view-hits.js";
 
-const VIEWS = { list, entry, lookup, faq, stats, audit, transfer };
-const NAV = ["list", "lookup", "faq", "stats", "audit", "transfer"];
+const VIEWS = { list, entry, lookup, faq, stats, audit, transfer, proposals, hits };
+const NAV = ["list", "lookup", "faq", "hits", "stats", "audit", "proposals", "transfer"];
 const app = document.getElementById("app");
 
 // A message that an action leaves for the next view (e.g. "deleted", shown on the list).

@@ -3,8 +3,9 @@ import { api } from "./api.js";
 import { eventDetails, restoreButton } from "./entry-history.js";
 import { formatDateTime, label, t } from "./i18n.js";
 import { badge, el, errorBox, field, heading, input, select, table } from "./dom.js";
+import { actorText } from "./words.js";
 
-const ACTIONS = ["create", "edit", "validate", "obsolete", "delete", "prune", "import", "feedback", "restore"];
+const ACTIONS = ["create", "edit", "refresh", "validate", "obsolete", "delete", "prune", "import", "feedback", "restore"];
 const PAGE_SIZE = 50;
 
 function row(event, context) {
@@ -12,7 +13,7 @@ function row(event, context) {
     "tr",
     { dataset: { eventId: event.id, action: event.action } },
     el("td", { class: "nowrap", text: formatDateTime(event.at) }),
-    el("td", { text: event.actor ?? "—" }),
+    el("td", { class: "actor", text: actorText(event.actor, event.actor_code, event.actor_params) }),
     el("td", {}, badge("action", event.action)),
     el("td", {}, el("a", { href: `#/entry/${event.entry_id}`, text: `#${event.entry_id}` })),
     el("td", {}, eventDetails(event), restoreButton(event, context)),

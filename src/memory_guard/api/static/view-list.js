@@ -1,6 +1,6 @@
 // The entries: semantic search, filters kept in the address, pages of 50 with "load more".
 import { api, saveBlob } from "./api.js";
-import { formatDateTime, label, t } from "./i18n.js";
+import { formatDateTime, formatNumber, label, plural, t } from "./i18n.js";
 import { badge, el, errorBox, field, heading, input, notify, readable, scopeText, select, table, truncate } from "./dom.js";
 
 const FILTERS = ["query", "status", "source", "agent", "project", "phase", "tag", "created_from", "created_to"];
@@ -51,7 +51,8 @@ function filterForm(values, context) {
   return form;
 }
 
-function row(entry, context) {
+// A search's results come best first, each with its closeness to the query (its cosine score).
+function row(entry, context, searching) {
   const target = `#/entry/${entry.id}`;
   const link = el("a", { href: target, title: entry.question, text: truncate(entry.question, 120) });
   // The link is what the keyboard reaches (Enter opens it); a click anywhere on the row does the same.
@@ -62,6 +63,7 @@ function row(entry, context) {
     "tr",
     { class: "clickable", dataset: { entryId: entry.id }, onClick },
     el("td", { class: "question" }, link),
+    searching ? el("td", { class: "num score", text: formatNumber(entry.score, 2) }) : null,
     el("td", {}, badge("status", entry.status)),
     el("td", { text: label("source", entry.source) }),
     el("td", { text: scopeText(entry) }),
@@ -76,7 +78,7 @@ export async function exportSelection(params, button) {
     const blob = await api.exportJsonl(params);
     const lines = (await blob.text()).split("\n").filter((line) => line.trim()).length;
     saveBlob(blob, "memory-export.jsonl");
-    notify(t("export.done", { n: lines }));
+    notify(plural("export.done", lines));
   } catch (error) {
     notify(readable(error), "error");
   } finally {
@@ -93,7 +95,9 @@ export function render(root, context) {
   );
   const summary = el("p", { class: "muted", id: "list-summary", text: t("common.loading") });
   const problems = el("div");
+  const searching = Boolean(values.query);
   const headers = ["question", "status", "source", "scope", "usage_count", "updated_at"].map((name) => t(`field.${name}`));
+  if (searching) headers.splice(1, 0, t("list.score"));
   const results = table(headers, [], "entries");
   const body = results.querySelector("tbody");
   const more = el("button", { type: "button", id: "list-more", hidden: true, text: t("common.loadMore") });
@@ -112,11 +116,11 @@ export function render(root, context) {
     more.disabled = true;
     try {
       const page = await api.list({ ...values, limit: PAGE_SIZE, cursor });
-      body.append(...page.items.map((item) => row(item, context)));
+      body.append(...page.items.map((item) => row(item, context, searching)));
       shown += page.items.length;
       cursor = page.next_cursor;
       more.hidden = !cursor;
-      summary.textContent = shown ? t("list.count", { n: shown }) : t("list.empty");
+      summary.textContent = shown ? plural("list.count", shown) : t("list.empty");
       problems.replaceChildren();
     } catch (error) {
       summary.textContent = "";

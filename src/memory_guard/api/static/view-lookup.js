@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 import { formatNumber, t } from "./i18n.js";
 import { badge, el, errorBox, field, heading, input, table } from "./dom.js";
+import { reasonText } from "./words.js";
 
 // The last try, so that coming back from an entry shows it again.
 let last = null;
@@ -15,7 +16,7 @@ function candidateRow(candidate) {
     el("td", { class: "num", text: formatNumber(candidate.score, 4) }),
     el("td", { class: "matched", text: candidate.matched_question }),
     el("td", {}, candidate.verdict ? badge("verdict", candidate.verdict) : "—"),
-    el("td", { text: candidate.reason ?? "—" }),
+    el("td", { class: "reason", title: candidate.reason ?? "", text: reasonText(candidate) }),
     el("td", { class: "num", text: formatNumber(candidate.probability, 3) }),
     el("td", { text: candidate.served ? t("common.yes") : t("common.no") }),
   );

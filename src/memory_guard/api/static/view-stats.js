@@ -1,7 +1,7 @@
 // What the memory holds and what it saved: counts, decisions, savings, accuracy, and the chart per day.
 import { api } from "./api.js";
 import { decisionsChart } from "./chart.js";
-import { formatMoney, formatNumber, formatPercent, label, t } from "./i18n.js";
+import { formatMoney, formatNumber, formatPercent, label, plural, t } from "./i18n.js";
 import { el, errorBox, field, heading, select } from "./dom.js";
 
 const PERIODS = [7, 30, 90];
@@ -34,8 +34,8 @@ function accuracy(served) {
   }
   const [low, high] = Array.isArray(served.wrong_rate_ci95) ? served.wrong_rate_ci95 : [null, null];
   const detail = t("stats.accuracyDetail", {
-    reviewed: formatNumber(served.reviewed),
-    wrong: formatNumber(served.wrong),
+    reviewed: plural("count.reviewed", served.reviewed),
+    wrong: plural("count.wrong", served.wrong),
     low: typeof high === "number" ? formatPercent(1 - high) : "—",
     high: typeof low === "number" ? formatPercent(1 - low) : "—",
   });

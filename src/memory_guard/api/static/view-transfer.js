@@ -1,14 +1,15 @@
 // Export the memory as JSONL, import a JSONL file (all or nothing, or skipping the bad lines).
 import { ApiError, api } from "./api.js";
-import { formatNumber, t } from "./i18n.js";
+import { formatNumber, plural, t } from "./i18n.js";
 import { el, errorBox, field, heading } from "./dom.js";
 import { exportSelection } from "./view-list.js";
+import { lineText } from "./words.js";
 
 function lineList(lines) {
   return el(
     "ul",
     { class: "line-errors" },
-    lines.map((line) => el("li", { text: t("import.line", { line: line.line, message: line.message }) })),
+    lines.map((line) => el("li", { title: line.message ?? "", text: lineText(line) })),
   );
 }
 
@@ -74,7 +75,13 @@ function importForm() {
       });
       const skipped = result.skipped ?? [];
       output.replaceChildren(
-        el("p", { class: "ok", text: t("import.done", { imported: result.imported ?? 0, present: result.already_present ?? 0 }) }),
+        el("p", {
+          class: "ok",
+          text: t("import.done", {
+            imported: plural("count.imported", result.imported ?? 0),
+            present: plural("count.present", result.already_present ?? 0),
+          }),
+        }),
         ...(skipped.length ? [el("h4", { text: t("import.skipped") }), lineList(skipped)] : []),
       );
       if (!counted) progress.hide();

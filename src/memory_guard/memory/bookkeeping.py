@@ -1,0 +1,178 @@
+"""Bookkeeping written after the answer: the lookup log, usage counts and a direct hit's history.
+
+An answer already decided must never wait for, nor fail on, the single writer (an import
+holding it, another process holding the SQLite lock). So the hot path only reserves the ids
+the answer names (its lookup and message ids) and queues the rows; one background task writes
+them in batches, one transaction per batch. A batch the database refuses (locked, busy) is
+retried for a while; a row it can never take is logged and dropped, never raised into an answer.
+The queue is bounded: when the writer falls that far behind, new answers wait for room (they
+slow down, they do not fail, and memory does not grow without end). Closing writes what is
+queued. The stats and the history are read from the database: `flush()` makes them current
+(the API does it before any request other than a chat turn, see `api/freshness.py`).
+
+Work a lookup finds to do (pruning expired entries) is queued the same way, as a `Chore`.
+
+A conversation's queued messages are also readable without waiting (`pending_messages`), so
+a follow-up is answered even while the writer is blocked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from memory_guard.conversations.storage import ConversationStore, Exchange, Message
+from memory_guard.db.database import Database
+from memory_guard.memory.lookups import LoggedLookup
+from memory_guard.memory.storage import MemoryStore
+from memory_guard.ops.metrics import Metrics
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Chore:
+    """Work a lookup found to do that no answer should wait for (pruning what it found expired)."""
+
+    name: str
+    run: Callable[[], Awaitable[object]]
+
+
+Item = LoggedLookup | Exchange | Chore
+
+_FIRST_RETRY_S = 0.05
+_LAST_RETRY_S = 2.0
+# How long a batch the database keeps refusing as locked or busy is retried before it is dropped
+# (each try itself waits out the busy timeout): long enough for an import or a backup, bounded
+# so that a stop does not hang on a database another process never lets go of.
+_RETRY_FOR_S = 120.0
+
+
+class Bookkeeping:
+    def __init__(
+        self,
+        db: Database,
+        entries: MemoryStore,
+        conversations: ConversationStore,
+        metrics: Metrics,
+        capacity: int,
+        batch: int,
+    ) -> None:
+        self._db = db
+        self._entries = entries
+        self._conversations = conversations
+        self._metrics = metrics
+        self._batch = batch
+        self._queue: asyncio.Queue[Item] = asyncio.Queue(maxsize=capacity)
+        self._unwritten: deque[Item] = deque()  # queued or being written, oldest first
+        self._queued = 0  # items ever queued
+        self._settled = 0  # items ever written or dropped
+        self._progress = asyncio.Condition()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="bookkeeping")
+
+    async def close(self) -> None:
+        """Write everything queued, then stop."""
+        if self._task is None:
+            return
+        await self.flush()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def put(self, item: Item) -> None:
+        """Queue rows to write; waits only when the queue is full."""
+        if self._task is None:  # not started (a tool that never answers): write at once
+            await self._write([item])
+            return
+        await self._queue.put(item)
+        self._unwritten.append(item)
+        self._queued += 1
+
+    async def flush(self) -> None:
+        """Wait until every item queued before this call is written (or dropped)."""
+        target = self._queued
+        async with self._progress:
+            await self._progress.wait_for(lambda: self._settled >= target or self._task is None)
+
+    def pending_messages(self, tenant: str, conversation_id: str) -> list[Message]:
+        """The messages of a conversation that are queued and not written yet, oldest first."""
+        return [
+            message
+            for item in tuple(self._unwritten)
+            if isinstance(item, Exchange) and (item.tenant, item.conversation_id) == (tenant, conversation_id)
+            for message in item.messages()
+        ]
+
+    async def _run(self) -> None:
+        while True:
+            items = [await self._queue.get()]
+            while len(items) < self._batch and not self._queue.empty():
+                items.append(self._queue.get_nowait())
+            await self._write(items)
+            for _ in items:
+                self._unwritten.popleft()
+                self._queue.task_done()
+            async with self._progress:
+                self._settled += len(items)
+                self._progress.notify_all()
+
+    async def _write(self, items: Sequence[Item]) -> None:
+        rows = [item for item in items if not isinstance(item, Chore)]
+        if rows:
+            await self._write_rows(rows)
+        for chore in items:
+            if isinstance(chore, Chore):
+                try:
+                    await chore.run()
+                except Exception:
+                    logger.exception("bookkeeping chore %s failed", chore.name)
+
+    async def _write_rows(self, items: Sequence[LoggedLookup | Exchange]) -> None:
+        delay = _FIRST_RETRY_S
+        give_up = time.monotonic() + _RETRY_FOR_S
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                await self._store(items)
+            except sqlite3.OperationalError as exc:  # locked or busy: the database may take it later
+                if time.monotonic() >= give_up:
+                    logger.error("bookkeeping: %d rows dropped after %d tries: %s", len(items), attempt, exc)
+                    self._metrics.bookkeeping.labels(outcome="dropped").inc(len(items))
+                    return
+                logger.warning("bookkeeping of %d rows delayed (try %d): %s", len(items), attempt, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, _LAST_RETRY_S)
+                continue
+            except Exception:
+                logger.exception("bookkeeping batch of %d rows refused; writing them one by one", len(items))
+                break
+            self._metrics.bookkeeping.labels(outcome="written").inc(len(items))
+            return
+        for item in items:  # one bad row must not take the others with it
+            try:
+                await self._store([item])
+            except Exception:
+                logger.exception("bookkeeping row dropped: %r", item)
+                self._metrics.bookkeeping.labels(outcome="dropped").inc()
+            else:
+                self._metrics.bookkeeping.labels(outcome="written").inc()
+
+    async def _store(self, items: Sequence[LoggedLookup | Exchange]) -> None:
+        lookups = [item for item in items if isinstance(item, LoggedLookup)]
+        exchanges = [item for item in items if isinstance(item, Exchange)]
+        async with self._db.transaction():
+            if lookups:
+                await self._entries.record_lookups(lookups)
+            if exchanges:
+                await self._conversations.append_exchanges(exchanges)
