@@ -1,93 +1,37 @@
-"""All SQL of the response memory (the seed's `responses` table), on SQLite."""
+"""All SQL of the response memory (the seed's `responses` table), on SQLite.
+
+How an entry maps to a row is in `entry_rows.py`.
+"""
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import aiosqlite
-import numpy as np
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.clock import to_text
 from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Change
 from memory_guard.memory.audit_store import write_event
 from memory_guard.memory.entry import Entry, Scope, Source, Status
+from memory_guard.memory.entry_rows import (
+    COLUMNS,
+    INSERT,
+    SECONDS,
+    VISIBLE,
+    blob_to_vector,
+    column_value,
+    filter_sql,
+    insert_params,
+    row_to_entry,
+    seconds_of,
+    vector_to_blob,
+)
 from memory_guard.memory.lookups import LoggedLookup, LookupTotals
 from memory_guard.memory.storage import EntryFilter, IndexRow, NewEntry
-
-# Rows of an import still being written are nobody's to read, serve, edit or export.
-_VISIBLE = "pending_import IS NULL"
-
-_COLUMNS = (
-    "id, key_hash, question, answer, metadata, created_at, usage_count, tenant, agent, project, phase, "
-    "status, source, tags, embedding_model, updated_at, last_used_at, expires_at"
-)
-
-
-def _column_value(name: str, value: Any) -> Any:
-    if name in {"tags", "metadata"}:
-        return json.dumps(value)
-    if isinstance(value, datetime):
-        return to_text(value)
-    return getattr(value, "value", value)
-
-
-def vector_to_blob(vector: Vectors) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def blob_to_vector(blob: bytes) -> Vectors:
-    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
-
-
-def _row_to_entry(row: Row) -> Entry:
-    return Entry(
-        id=row["id"],
-        scope=Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
-        question=row["question"],
-        answer=row["answer"],
-        status=Status(row["status"]),
-        source=Source(row["source"]),
-        key_hash=row["key_hash"],
-        created_at=from_text(row["created_at"]),
-        updated_at=from_text(row["updated_at"]),
-        usage_count=row["usage_count"],
-        tags=json.loads(row["tags"]),
-        last_used_at=from_text(row["last_used_at"]) if row["last_used_at"] else None,
-        expires_at=from_text(row["expires_at"]) if row["expires_at"] else None,
-        embedding_model=row["embedding_model"],
-        metadata=json.loads(row["metadata"]),
-    )
-
-
-def _filter_sql(tenant: str, where: EntryFilter) -> tuple[list[str], list[Any]]:
-    clauses = ["tenant = ?", _VISIBLE]
-    params: list[Any] = [tenant]
-    for column, value in (
-        ("status", where.status.value if where.status else None),
-        ("source", where.source.value if where.source else None),
-        ("agent", where.agent),
-        ("project", where.project),
-        ("phase", where.phase),
-    ):
-        if value is not None:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    if where.tag is not None:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(responses.tags) WHERE json_each.value = ?)")
-        params.append(where.tag)
-    if where.created_from is not None:
-        clauses.append("created_at >= ?")
-        params.append(to_text(where.created_from))
-    if where.created_before is not None:
-        clauses.append("created_at < ?")
-        params.append(to_text(where.created_before))
-    return clauses, params
 
 
 async def _fetch_row(
@@ -96,54 +40,11 @@ async def _fetch_row(
     """An entry's row read inside a write transaction, to see what the transaction sees; the rows
     of an unfinished import only by that import (`pending`)."""
     async with conn.execute(
-        f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND pending_import IS ?",
+        f"SELECT {COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND pending_import IS ?",
         (entry_id, tenant, pending),
     ) as cursor:
         row: Row | None = await cursor.fetchone()
         return row
-
-
-def _insert_params(new: NewEntry, stamp: str, pending: str | None) -> tuple[Any, ...]:
-    return (
-        new.id,
-        new.key_hash,
-        new.question,
-        new.answer,
-        json.dumps(new.metadata or {}),
-        vector_to_blob(new.vector) if new.vector is not None else None,
-        stamp,
-        new.scope.tenant,
-        new.scope.agent,
-        new.scope.project,
-        new.scope.phase,
-        new.status.value,
-        new.source.value,
-        json.dumps(list(new.tags)),
-        new.embedding_model if new.vector is not None else None,
-        stamp,
-        to_text(new.expires_at) if new.expires_at else None,
-        new.usage_count,
-        to_text(new.last_used_at) if new.last_used_at else None,
-        pending,
-    )
-
-
-_INSERT = (
-    "INSERT INTO responses (id, key_hash, question, answer, metadata, embedding, created_at, "
-    "tenant, agent, project, phase, status, source, tags, embedding_model, updated_at, expires_at, "
-    "usage_count, last_used_at, pending_import) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-# A stored date as POSIX seconds, in SQL (NULL for a date SQLite cannot read).
-_SECONDS = "((julianday({}) - 2440587.5) * 86400.0)"
-
-
-def _seconds_of(row: Row, max_age: timedelta) -> tuple[float, float]:
-    updated = from_text(row["updated_at"]).timestamp() + max_age.total_seconds()
-    expires = from_text(row["expires_at"]).timestamp() if row["expires_at"] else math.inf
-    return from_text(row["created_at"]).timestamp(), min(updated, expires)
 
 
 class SqliteMemoryStore:
@@ -171,7 +72,7 @@ class SqliteMemoryStore:
         rows: list[Row] = []
         async with self._db.transaction() as conn:
             for new in news:
-                cursor = await conn.execute(_INSERT, _insert_params(new, stamp, pending))
+                cursor = await conn.execute(INSERT, insert_params(new, stamp, pending))
                 assert cursor.lastrowid is not None
                 row = await _fetch_row(conn, new.scope.tenant, cursor.lastrowid, pending)
                 assert row is not None
@@ -183,46 +84,45 @@ class SqliteMemoryStore:
                             (pending,),
                         )
                 rows.append(row)
-        return [_row_to_entry(row) for row in rows]
+        return [row_to_entry(row) for row in rows]
 
     async def get(self, tenant: str, entry_id: int) -> Entry | None:
         row = await self._db.fetch_one(
-            f"SELECT {_COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND {_VISIBLE}", (entry_id, tenant)
+            f"SELECT {COLUMNS} FROM responses WHERE id = ? AND tenant = ? AND {VISIBLE}", (entry_id, tenant)
         )
-        return _row_to_entry(row) if row else None
+        return row_to_entry(row) if row else None
 
     async def get_many(self, tenant: str, ids: Sequence[int]) -> dict[int, Entry]:
         if not ids:
             return {}
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM responses WHERE tenant = ? AND {_VISIBLE} "
-            f"AND id IN ({placeholders(ids)})",
+            f"SELECT {COLUMNS} FROM responses WHERE tenant = ? AND {VISIBLE} AND id IN ({placeholders(ids)})",
             (tenant, *ids),
         )
-        return {row["id"]: _row_to_entry(row) for row in rows}
+        return {row["id"]: row_to_entry(row) for row in rows}
 
     async def find_by_key(self, tenant: str, key: str) -> list[Entry]:
         """Entries with this exact normalized question in this scope, newest first."""
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM responses WHERE key_hash = ? AND tenant = ? AND {_VISIBLE} "
+            f"SELECT {COLUMNS} FROM responses WHERE key_hash = ? AND tenant = ? AND {VISIBLE} "
             "ORDER BY created_at DESC, id DESC",
             (key, tenant),
         )
-        return [_row_to_entry(row) for row in rows]
+        return [row_to_entry(row) for row in rows]
 
     async def list_entries(
         self, tenant: str, where: EntryFilter, limit: int, before_id: int | None
     ) -> list[Entry]:
         """Newest first; `before_id` is the cursor (ids only grow)."""
-        clauses, params = _filter_sql(tenant, where)
+        clauses, params = filter_sql(tenant, where)
         if before_id is not None:
             clauses.append("id < ?")
             params.append(before_id)
         rows = await self._db.fetch_all(
-            f"SELECT {_COLUMNS} FROM responses WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT ?",
+            f"SELECT {COLUMNS} FROM responses WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT ?",
             (*params, limit),
         )
-        return [_row_to_entry(row) for row in rows]
+        return [row_to_entry(row) for row in rows]
 
     async def index_rows(self, model_id: str, max_age: timedelta) -> AsyncIterator[list[IndexRow]]:
         """Every servable-status vector made by `model_id`, for loading the index, batch by batch.
@@ -234,12 +134,12 @@ class SqliteMemoryStore:
         age = max_age.total_seconds()
         async for rows in self._db.batches(
             "SELECT id, tenant, agent, project, phase, embedding, "
-            f"{_SECONDS.format('created_at')} AS created, "
-            f"MIN({_SECONDS.format('updated_at')} + ?, "
-            f"COALESCE({_SECONDS.format('expires_at')}, 9e999)) AS expires, "
+            f"{SECONDS.format('created_at')} AS created, "
+            f"MIN({SECONDS.format('updated_at')} + ?, "
+            f"COALESCE({SECONDS.format('expires_at')}, 9e999)) AS expires, "
             "created_at, updated_at, expires_at "
             "FROM responses WHERE embedding_model = ? AND status != 'obsolete' AND embedding IS NOT NULL "
-            f"AND {_VISIBLE}",
+            f"AND {VISIBLE}",
             (age, model_id),
             batch=5000,
         ):
@@ -249,14 +149,14 @@ class SqliteMemoryStore:
                 scope = scopes.get(key) or scopes.setdefault(key, Scope(*key))
                 created, expires = row[6], row[7]
                 if created is None or expires is None:  # a date SQLite cannot read (legacy form)
-                    created, expires = _seconds_of(row, max_age)
+                    created, expires = seconds_of(row, max_age)
                 batch.append(IndexRow(row[0], scope, row[5], created, expires))
             yield batch
 
     async def search_vectors(
         self, tenant: str, where: EntryFilter, model_id: str
     ) -> list[tuple[int, Vectors]]:
-        clauses, params = _filter_sql(tenant, where)
+        clauses, params = filter_sql(tenant, where)
         rows = await self._db.fetch_all(
             f"SELECT id, embedding FROM responses WHERE {' AND '.join(clauses)} "
             "AND embedding_model = ? AND embedding IS NOT NULL",
@@ -266,7 +166,7 @@ class SqliteMemoryStore:
 
     async def vector(self, entry_id: int) -> tuple[Vectors, str] | None:
         row = await self._db.fetch_one(
-            f"SELECT embedding, embedding_model FROM responses WHERE id = ? AND {_VISIBLE}", (entry_id,)
+            f"SELECT embedding, embedding_model FROM responses WHERE id = ? AND {VISIBLE}", (entry_id,)
         )
         if row is None or row["embedding"] is None:
             return None
@@ -284,7 +184,7 @@ class SqliteMemoryStore:
                 params.append(vector_to_blob(value))
                 continue
             assignments.append(f"{name} = ?")
-            params.append(_column_value(name, value))
+            params.append(column_value(name, value))
         async with self._db.transaction() as conn:
             before = await _fetch_row(conn, tenant, entry_id)
             if before is None:
@@ -297,7 +197,7 @@ class SqliteMemoryStore:
             assert after is not None
             if change is not None:
                 await write_event(conn, tenant, entry_id, change, before, after, now)
-        return _row_to_entry(after)
+        return row_to_entry(after)
 
     def reserve_lookup_id(self) -> int:
         return self._db.next_id("lookups")
@@ -364,11 +264,11 @@ class SqliteMemoryStore:
     ) -> list[int]:
         """Remove entries not updated since `aged_before` or past their explicit expiry."""
         condition = (
-            f"tenant = ? AND {_VISIBLE} AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
+            f"tenant = ? AND {VISIBLE} AND (updated_at < ? OR (expires_at IS NOT NULL AND expires_at <= ?))"
         )
         params = (tenant, to_text(aged_before), to_text(now))
         async with self._db.transaction() as conn:
-            async with conn.execute(f"SELECT {_COLUMNS} FROM responses WHERE {condition}", params) as cursor:
+            async with conn.execute(f"SELECT {COLUMNS} FROM responses WHERE {condition}", params) as cursor:
                 rows = list(await cursor.fetchall())
             await conn.execute(f"DELETE FROM responses WHERE {condition}", params)
             if change is not None:
@@ -380,7 +280,7 @@ class SqliteMemoryStore:
         """Entries per `status` or per `source`, every value present (zero when none)."""
         values = {"status": Status, "source": Source}[column]
         rows = await self._db.fetch_all(
-            f"SELECT {column} AS value, COUNT(*) AS n FROM responses WHERE tenant = ? AND {_VISIBLE} "
+            f"SELECT {column} AS value, COUNT(*) AS n FROM responses WHERE tenant = ? AND {VISIBLE} "
             f"GROUP BY {column}",
             (tenant,),
         )
@@ -394,7 +294,7 @@ class SqliteMemoryStore:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
             rows = await self._db.fetch_all(
-                f"SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? AND {_VISIBLE} "
+                f"SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? AND {VISIBLE} "
                 f"AND key_hash IN ({placeholders(chunk)})",
                 (tenant, *chunk),
             )
@@ -403,7 +303,7 @@ class SqliteMemoryStore:
         return found
 
     async def ids_to_reembed(self, model_id: str, everything: bool) -> list[int]:
-        sql = f"SELECT id FROM responses WHERE {_VISIBLE}"
+        sql = f"SELECT id FROM responses WHERE {VISIBLE}"
         params: tuple[str, ...] = ()
         if not everything:
             sql += " AND (embedding_model IS NULL OR embedding_model != ?)"
@@ -412,8 +312,7 @@ class SqliteMemoryStore:
 
     async def questions(self, ids: Sequence[int]) -> list[tuple[int, str]]:
         rows = await self._db.fetch_all(
-            f"SELECT id, question FROM responses WHERE {_VISIBLE} AND id IN ({placeholders(ids)}) "
-            "ORDER BY id",
+            f"SELECT id, question FROM responses WHERE {VISIBLE} AND id IN ({placeholders(ids)}) ORDER BY id",
             tuple(ids),
         )
         return [(row["id"], row["question"]) for row in rows]
