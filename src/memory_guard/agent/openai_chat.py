@@ -101,16 +101,20 @@ class OpenAIChatModel:
     async def _open(
         self, messages: list[ChatMessage], tools: list[ToolSchema]
     ) -> AsyncStream[ChatCompletionChunk]:
-        options: dict[str, Any] = {"tools": tools} if tools else {}
-        # Plain dicts of the wire format; the SDK's TypedDicts would add nothing here.
-        wire_messages: Any = messages
+        # The messages and tools go as they are, in `extra_body`, which the SDK sends untouched and
+        # which takes precedence: given as arguments, the SDK would walk every message and schema
+        # key by key against its TypedDicts (to rename aliased keys, which the wire format we build
+        # has none of), costing more than the rest of the request on every turn.
+        wire: dict[str, Any] = {"messages": messages}
+        if tools:
+            wire["tools"] = tools
         response: AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
             model=self._model,
-            messages=wire_messages,
+            messages=(),
             max_tokens=self._max_tokens,
             stream=True,
             stream_options={"include_usage": True},
-            **options,
+            extra_body=wire,
         )
         return response
 

@@ -12,7 +12,8 @@ from memory_guard.memory.entry import Scope
 from memory_guard.services import Services
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
+    # async, like auth.client: a plain def would run in the thread pool, a round trip per request.
     found: Services = request.app.state.services
     return found
 

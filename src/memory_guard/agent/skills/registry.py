@@ -25,6 +25,7 @@ class SkillOutcome:
 class SkillRegistry:
     def __init__(self, skills: list[Skill] | None = None) -> None:
         self._skills: dict[str, Skill] = {}
+        self._tools: list[ToolSchema] | None = None
         for skill in skills or []:
             self.register(skill)
 
@@ -32,23 +33,29 @@ class SkillRegistry:
         if skill.name in self._skills:
             raise ValueError(f"a skill named {skill.name!r} is already registered")
         self._skills[skill.name] = skill
+        self._tools = None
 
     def __iter__(self) -> Iterator[Skill]:
         return iter(self._skills.values())
 
     def tools(self) -> list[ToolSchema]:
-        """OpenAI tool definitions, each schema generated from the skill's typed input."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": skill.name,
-                    "description": skill.description,
-                    "parameters": skill.input_model.model_json_schema(),
-                },
-            }
-            for skill in self._skills.values()
-        ]
+        """OpenAI tool definitions, each schema generated from the skill's typed input.
+
+        Generated once, not per turn: pydantic's schema generation costs more than the rest of
+        a turn's request building. Callers get their own list and must not change the schemas."""
+        if self._tools is None:
+            self._tools = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": skill.name,
+                        "description": skill.description,
+                        "parameters": skill.input_model.model_json_schema(),
+                    },
+                }
+                for skill in self._skills.values()
+            ]
+        return list(self._tools)
 
     async def execute(self, name: str, arguments: str, context: SkillContext) -> SkillOutcome:
         """Run one call. A bad call becomes an error result for the LLM to read, not a failed run."""
