@@ -5,6 +5,7 @@ The API's lifespan and the command-line tools both build this; nothing here know
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from dataclasses import dataclass
@@ -240,6 +241,12 @@ class Services:
                 unit_of_work=db.transaction,
             )
             bookkeeping.start()
+            # Start-up leaves some 140,000 objects (modules, schemas, routes, settings) that live
+            # as long as the process, and every full collection scanned them again: pauses of
+            # 80-180 ms of the event loop measured while an import allocates. Collected once and
+            # frozen, they are never scanned again.
+            gc.collect()
+            gc.freeze()
         except BaseException:
             await chat_model.aclose()
             if judge_model is not None:

@@ -56,11 +56,9 @@ class _ScopeRows:
             setattr(self, name, new)
 
     def _grow(self) -> None:
-        capacity = max(16, len(self.ids) * 2)
-        self.vectors = np.resize(self.vectors, (capacity, self.vectors.shape[1]))
-        self.ids = np.resize(self.ids, capacity)
-        self.created = np.resize(self.created, capacity)
-        self.expires = np.resize(self.expires, capacity)
+        # Not np.resize, which writes the whole new buffer (repeating the rows): at 10,000 rows
+        # that stopped the event loop for ~50 ms in the middle of an import's publication.
+        self._reserve(max(16, len(self.ids) * 2))
 
     def put(self, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
         row = self.positions.get(entry_id)
@@ -191,7 +189,11 @@ class VectorIndex:
         if rows is None or rows.size == 0:
             return SearchResult([], [])
         n = rows.size
-        scores = rows.vectors[:n] @ query
+        # Not `@`: a matrix-vector product this size goes to OpenBLAS's thread pool, whose
+        # idle workers spin-wait after each call and kept a whole core of this 2-core machine
+        # busy between lookups. einsum's own loop stays on this thread (measured: as fast at
+        # 2,000 rows, 1.3x slower at 100,000).
+        scores = np.einsum("ij,j->i", rows.vectors[:n], query)
         dead = rows.expires[:n] <= now
         expired = [int(i) for i in rows.ids[:n][dead]] if dead.any() else []
         scores = np.where(dead, -math.inf, scores)

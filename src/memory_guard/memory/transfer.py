@@ -21,7 +21,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory_guard.clock import Clock
@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 BATCH = 64
 # Rows per write transaction of an import: short enough for answers' bookkeeping to interleave.
 CHUNK = 200
+# Lines checked (or keyed) between two turns of the event loop: about a millisecond of work.
+SLICE = 100
+PAUSE_S = 0.001
 # An unfinished import of a process this one cannot see (another container) is abandoned past this.
 _FOREIGN_IMPORT_S = 24 * 3600
 _PAGE = 500
@@ -111,9 +114,7 @@ class MemoryTransfer:
     ) -> ImportPlan:
         """Check every line and set aside those already stored; raises `InvalidImport` on a bad
         line unless they are to be skipped. Nothing is written."""
-        # In a worker thread: checking a file of thousands of lines is CPU work that must not stop
-        # the event loop answering meanwhile.
-        parsed, errors = await asyncio.to_thread(parse_lines, lines, tenant, self._default_agent)
+        parsed, errors = await _parse_in_slices(list(lines), tenant, self._default_agent)
         if not parsed and not errors:
             raise InvalidRequest("the file holds no entry", code="empty_import")
         fresh, present, repeats = await self._split_known(tenant, parsed)
@@ -150,8 +151,14 @@ class MemoryTransfer:
                 await asyncio.shield(self._discard(pending, stored))
         for start in range(0, len(stored), CHUNK):  # a slice at a time, answering in between
             self._memory.serve(stored[start : start + CHUNK])
-            await asyncio.sleep(0)
+            await _pause()
         plan.report.imported = len(stored)
+        # Tens of thousands of objects: freed all at once when the request ends, they stopped
+        # the event loop for tens of milliseconds.
+        for held in (stored, plan.fresh):
+            while held:
+                del held[-CHUNK:]
+                await _pause()
         yield ImportProgress(total, total, plan.report)
 
     async def _write_chunk(
@@ -182,7 +189,10 @@ class MemoryTransfer:
         self, tenant: str, parsed: list[ImportLine]
     ) -> tuple[list[tuple[ImportLine, str]], int, list[LineError]]:
         """(lines to insert with their keys, how many are already stored, lines repeating another)."""
-        keyed = await asyncio.to_thread(lambda: [(line, line.scope.key(line.question)) for line in parsed])
+        keyed: list[tuple[ImportLine, str]] = []
+        for start in range(0, len(parsed), SLICE):
+            keyed.extend((line, line.scope.key(line.question)) for line in parsed[start : start + SLICE])
+            await _pause()
         stored = await self._memory.store.statuses_by_key(tenant, sorted({key for _, key in keyed}))
         first_line: dict[str, int] = {}
         fresh: list[tuple[ImportLine, str]] = []
@@ -220,6 +230,30 @@ class MemoryTransfer:
             metadata=line.metadata,
             expires_at=line.expires_at,
         )
+
+
+async def _pause() -> None:
+    """Let the others run: waiting requests, and the worker threads (a hit's embedding) that need
+    the GIL, which a bare `sleep(0)` would not give up long enough for them to take it."""
+    await asyncio.sleep(PAUSE_S)
+
+
+async def _parse_in_slices(
+    lines: list[str], tenant: str, default_agent: str
+) -> tuple[list[ImportLine], list[LineError]]:
+    """`parse_lines` a slice at a time on the event loop, answering others in between.
+
+    Not in a worker thread: pure Python holds the GIL, and the event loop then waited up to the
+    interpreter's switch interval (5 ms) at each of a hit's steps; hits took up to 200 ms.
+    """
+    parsed: list[ImportLine] = []
+    errors: list[LineError] = []
+    for start in range(0, len(lines), SLICE):
+        good, bad = parse_lines(lines[start : start + SLICE], tenant, default_agent)
+        parsed.extend(replace(line, line=line.line + start) for line in good)
+        errors.extend(replace(error, line=error.line + start) for error in bad)
+        await _pause()
+    return parsed, errors
 
 
 def _import_name() -> str:

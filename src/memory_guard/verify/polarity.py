@@ -8,7 +8,9 @@ so "augmenter", "augmentation" and "augmente" all count as "increase".
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_guard.verify.text import Question, word_set
 
@@ -99,7 +101,8 @@ _POLES = re.compile(
 )
 
 
-def poles_of(question: Question) -> dict[tuple[int, int], str]:
+@lru_cache(maxsize=4096)  # a stored question meets many incoming ones; the result is only read
+def poles_of(question: Question) -> Mapping[tuple[int, int], str]:
     """(opposite pair, side) -> the first word of the question on that side."""
     found: dict[tuple[int, int], str] = {}
     for word in question.words:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_guard.verify.numbers import is_number_word
 from memory_guard.verify.text import STOP_WORDS, Question, fold, word_set
@@ -90,6 +91,7 @@ def _looks_like_name(word: str, at_start: bool) -> bool:
     return bool(not at_start and letters and word[0].isupper())
 
 
+@lru_cache(maxsize=4096)  # a stored question's terms are asked for at each of its hits
 def key_terms(question: Question) -> frozenset[str]:
     """Canonical key terms of a question."""
     terms: set[str] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 # Letters, digits and the symbols that belong to code names, kept inside a word.
 _WORD = re.compile(r"[@#]?[\w][\w.+#/-]*[\w+#]|[@#]?\w")
@@ -46,9 +46,14 @@ def fold(text: str) -> str:
 
 def split_words(text: str) -> list[str]:
     """Folded words; an apostrophe splits ("l'essai" -> "l", "essai")."""
-    return [word.strip("./-") for word in _WORD.findall(fold(text)) if word.strip("./-")]
+    return _folded_words(fold(text))
 
 
+def _folded_words(folded: str) -> list[str]:
+    return [word.strip("./-") for word in _WORD.findall(folded) if word.strip("./-")]
+
+
+@lru_cache(maxsize=65536)  # the words of questions are few, and each is stemmed again and again
 def stem(word: str) -> str:
     """A crude stem shared by French and English plurals and a few endings."""
     if len(word) <= 3 or not word.isalpha():
@@ -71,7 +76,7 @@ class Question:
 
     @cached_property
     def words(self) -> tuple[str, ...]:
-        return tuple(split_words(self.text))
+        return tuple(_folded_words(self.folded))
 
     @cached_property
     def content(self) -> frozenset[str]:
