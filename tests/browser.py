@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 try:
     from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver import Chrome as WebDriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -113,17 +113,30 @@ class StaffPage:
         self.type("#key", key + "\n")
         self.find("#signout")
 
+    def act(self, css: str, action: Callable[[WebElement], None]) -> None:
+        """`action` on the element matching `css`, found again if the page re-rendered it between
+        finding and acting (a list redrawn by a late answer)."""
+        for attempt in range(3):
+            try:
+                action(self.find(css))
+                return
+            except StaleElementReferenceException:
+                if attempt == 2:
+                    raise
+
     def type(self, css: str, text: str, clear: bool = False) -> None:
-        element = self.find(css)
-        if clear:
-            element.clear()
-        element.send_keys(text)
+        def typing(element: WebElement) -> None:
+            if clear:
+                element.clear()
+            element.send_keys(text)
+
+        self.act(css, typing)
 
     def click(self, css: str) -> None:
-        self.find(css).click()
+        self.act(css, lambda element: element.click())
 
     def choose(self, css: str, value: str) -> None:
-        Select(self.find(css)).select_by_value(value)
+        self.act(css, lambda element: Select(element).select_by_value(value))
 
     def notice(self, expected: str) -> None:
         self.wait_text("#status", expected)

@@ -80,7 +80,7 @@ def test_search_and_filters_find_the_right_entry(page: StaffPage) -> None:
     assert "query=" in page.driver.current_url
 
     page.api.patch(f"/staff/memory/{decennial['id']}", json={"status": "obsolete"})
-    page.find("#list-query").clear()
+    page.act("#list-query", lambda element: element.clear())
     page.choose("#list-filters select[name=status]", "obsolete")
     page.click("#list-search")
     page.wait(lambda d: row_ids(page) == [str(decennial["id"])], "only the obsolete entry")
@@ -90,7 +90,7 @@ def test_search_and_filters_find_the_right_entry(page: StaffPage) -> None:
     page.wait(lambda d: row_ids(page) == [str(retention["id"])], "only the tagged entry")
 
     # The keyboard opens an entry: Enter on its link.
-    page.find(f"tr[data-entry-id='{retention['id']}'] a").send_keys("\n")
+    page.act(f"tr[data-entry-id='{retention['id']}'] a", lambda link: link.send_keys("\n"))
     page.wait_text("#entry-question", QUESTION)
 
 
