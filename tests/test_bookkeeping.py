@@ -70,6 +70,9 @@ def test_hits_are_answered_while_another_process_holds_the_write_lock(
         # A follow-up in the same conversation reads its history, not yet written.
         follow = _direct(acme, conversation_id=first["conversation_id"])
         others = [_direct(acme) for _ in range(3)]
+        # The staff page's files hold no data: they load without waiting for the bookkeeping.
+        page = httpx.get(f"{live.base_url}/staff/memory/ui", timeout=HELD_S / 2)
+        assert page.status_code == 200 and "<html" in page.text.lower()
     # The lock is gone: the staff reads wait for what was answered to be written.
     usage = acme_staff.get(f"/staff/memory/{entry['id']}/usage").json()
     assert usage["lookups"]["direct"] == 5

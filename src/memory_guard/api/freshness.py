@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-# Requests that need nothing written beforehand: chat turns (the hot path) and probes.
+# Requests that need nothing written beforehand: chat turns (the hot path), probes, and the staff
+# page's own files (they hold no data, and must load even while the writer is held up).
 _PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
+_PAGE_FILES = "/staff/memory/ui"
 
 
 def _is_chat_turn(method: str, path: str) -> bool:
@@ -25,7 +27,11 @@ class ReadYourWrites:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             path: str = scope["path"]
-            if path not in _PROBES and not _is_chat_turn(scope["method"], path):
+            if (
+                path not in _PROBES
+                and not path.startswith(_PAGE_FILES)
+                and not _is_chat_turn(scope["method"], path)
+            ):
                 services = getattr(scope["app"].state, "services", None)
                 if services is not None:
                     await services.bookkeeping.flush()
