@@ -39,6 +39,7 @@ ASSETS: dict[str, str] = {
     "view-hits.js": _JS,
     "words.js": _JS,
     "format.js": _JS,
+    "paged.js": _JS,
 }
 
 # Everything the page runs or draws comes from this origin: no inline script or style, no frame,

@@ -1,8 +1,9 @@
 // The answers served from memory as they were, newest first, to review: was the stored answer right for
 // the question asked? Each review feeds the wrong-answer rate of the statistics and the scope floors.
+import { pagedList } from "./paged.js";
 import { api } from "./api.js";
 import { formatDateTime, formatNumber, plural, t } from "./i18n.js";
-import { append, badge, el, errorBox, field, heading, notify, readable, select } from "./dom.js";
+import { append, badge, el, field, heading, notify, readable, select } from "./dom.js";
 import { actorText, reasonText } from "./words.js";
 
 const FILTERS = ["none", "wrong", "right", "all"];
@@ -114,27 +115,14 @@ export function render(root, context) {
 
   // Who a review made here is by, until the list is read again: the server names the key's owner.
   const signedAs = t("hits.you");
-  let cursor = null;
-  let shown = 0;
-  async function load() {
-    more.disabled = true;
-    try {
-      const review = chosen === "all" ? undefined : chosen;
-      const page = await api.hits({ review, limit: PAGE_SIZE, cursor });
-      const items = page.items ?? [];
-      list.append(...items.map((hit) => hitCard(hit, signedAs)));
-      shown += items.length;
-      cursor = page.next_cursor;
-      more.hidden = !cursor;
-      summary.textContent = shown ? plural("hits.count", shown) : t("hits.empty");
-      problems.replaceChildren();
-    } catch (error) {
-      summary.textContent = "";
-      problems.replaceChildren(errorBox(error));
-    } finally {
-      more.disabled = false;
-    }
-  }
-  more.addEventListener("click", load);
-  load();
+  const review = chosen === "all" ? undefined : chosen;
+  pagedList({
+    fetchPage: (cursor) => api.hits({ review, limit: PAGE_SIZE, cursor }),
+    render: (hit) => hitCard(hit, signedAs),
+    target: list,
+    summary,
+    problems,
+    more,
+    counted: (shown) => (shown ? plural("hits.count", shown) : t("hits.empty")),
+  });
 }

@@ -1,7 +1,8 @@
 // The entries: semantic search, filters kept in the address, pages of 50 with "load more".
+import { pagedList } from "./paged.js";
 import { api, saveBlob } from "./api.js";
 import { formatDateTime, formatNumber, label, plural, t } from "./i18n.js";
-import { badge, el, errorBox, field, heading, input, notify, readable, scopeText, select, table, truncate } from "./dom.js";
+import { badge, el, field, heading, input, notify, readable, scopeText, select, table, truncate } from "./dom.js";
 
 const FILTERS = ["query", "status", "source", "agent", "project", "phase", "tag", "created_from", "created_to"];
 // What the export takes: the same selection, less the semantic query (an export is not a ranking).
@@ -110,25 +111,13 @@ export function render(root, context) {
     el("div", { class: "actions center" }, more),
   );
 
-  let cursor = null;
-  let shown = 0;
-  async function load() {
-    more.disabled = true;
-    try {
-      const page = await api.list({ ...values, limit: PAGE_SIZE, cursor });
-      body.append(...page.items.map((item) => row(item, context, searching)));
-      shown += page.items.length;
-      cursor = page.next_cursor;
-      more.hidden = !cursor;
-      summary.textContent = shown ? plural("list.count", shown) : t("list.empty");
-      problems.replaceChildren();
-    } catch (error) {
-      summary.textContent = "";
-      problems.replaceChildren(errorBox(error));
-    } finally {
-      more.disabled = false;
-    }
-  }
-  more.addEventListener("click", load);
-  load();
+  pagedList({
+    fetchPage: (cursor) => api.list({ ...values, limit: PAGE_SIZE, cursor }),
+    render: (item) => row(item, context, searching),
+    target: body,
+    summary,
+    problems,
+    more,
+    counted: (shown) => (shown ? plural("list.count", shown) : t("list.empty")),
+  });
 }

@@ -1,10 +1,11 @@
 // What clients proposed: a client never changes a shared answer alone; staff accept or reject here.
 // A proposal whose entry changed since is refused by the server (409) unless forced: the page shows
 // the entry as it is now and asks before forcing.
+import { pagedList } from "./paged.js";
 import { ApiError, api } from "./api.js";
 import { formatDateTime, label, t } from "./i18n.js";
 import { actorText } from "./words.js";
-import { badge, confirmDialog, el, errorBox, field, heading, input, notify, readable, select } from "./dom.js";
+import { badge, confirmDialog, el, field, heading, input, notify, readable, select } from "./dom.js";
 
 const STATUSES = ["pending", "accepted", "rejected"];
 const PAGE_SIZE = 20;
@@ -154,25 +155,13 @@ export function render(root, context) {
     el("div", { class: "actions center" }, more),
   );
 
-  let cursor = null;
-  let shown = 0;
-  async function load() {
-    more.disabled = true;
-    try {
-      const page = await api.proposals({ status: status === "all" ? "" : status, limit: PAGE_SIZE, cursor });
-      list.append(...page.items.map((proposal) => card(proposal, context)));
-      shown += page.items.length;
-      cursor = page.next_cursor;
-      more.hidden = !cursor;
-      summary.textContent = shown ? t("proposals.count", { n: shown }) : t("proposals.empty");
-      problems.replaceChildren();
-    } catch (error) {
-      summary.textContent = "";
-      problems.replaceChildren(errorBox(error));
-    } finally {
-      more.disabled = false;
-    }
-  }
-  more.addEventListener("click", load);
-  load();
+  pagedList({
+    fetchPage: (cursor) => api.proposals({ status: status === "all" ? "" : status, limit: PAGE_SIZE, cursor }),
+    render: (proposal) => card(proposal, context),
+    target: list,
+    summary,
+    problems,
+    more,
+    counted: (shown) => (shown ? t("proposals.count", { n: shown }) : t("proposals.empty")),
+  });
 }
