@@ -45,7 +45,7 @@ from tests.server import parse_sse  # noqa: E402
 
 from bench.questions import Faq, Probe, faq_questions, qualify  # noqa: E402
 from bench.service import refusing_port, service_process  # noqa: E402
-from memory_guard.memory.entry import Scope  # noqa: E402
+from memory_guard.core.scope import Scope  # noqa: E402
 from memory_guard.memory.index import VectorIndex  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 

@@ -216,8 +216,8 @@ async def miss_part(
 async def embedding_seconds(questions: Sequence[str]) -> list[float]:
     """One local embedding per question, timed in this process, through the model's own
     `embed` (the worker thread included, no cache), on the text the service would embed."""
+    from memory_guard.core.normalize import embedding_text
     from memory_guard.embeddings.local import DEFAULT_MODEL, LocalOnnxEmbedder
-    from memory_guard.memory.normalize import embedding_text
 
     embedder = LocalOnnxEmbedder.load(DEFAULT_MODEL)
     try:

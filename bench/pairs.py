@@ -11,8 +11,8 @@ import numpy.typing as npt
 from tqdm import tqdm
 
 from bench.quality_stats import Pair, Scores
+from memory_guard.core.normalize import embedding_text, normalize_question
 from memory_guard.embeddings.base import Embedder
-from memory_guard.memory.normalize import embedding_text, normalize_question
 from memory_guard.verify.features import Comparison, compare
 
 BATCH_SIZE = 64

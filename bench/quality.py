@@ -50,13 +50,13 @@ from bench.quality_stats import (  # noqa: E402
     make_groups,
     summarize,
 )
+from memory_guard.core.serve_policy import ServePolicy  # noqa: E402
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
 from memory_guard.services import policy_of, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 from memory_guard.verify.features import compare, forget_comparisons  # noqa: E402
-from memory_guard.verify.policy import ServePolicy  # noqa: E402
 from memory_guard.verify.verifier import OfflineVerifier  # noqa: E402
 
 QQP_FILE = "qqp_pairs.jsonl.gz"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from memory_guard.memory.normalize import normalize_question
+from memory_guard.core.normalize import normalize_question
 
 SEED = 20240611
 

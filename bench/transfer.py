@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.questions import faq_questions  # noqa: E402
-from memory_guard.memory.storage import EntryFilter  # noqa: E402
+from memory_guard.memory.store import EntryFilter  # noqa: E402
 from memory_guard.services import Services  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from memory_guard.agent.llm import ChatMessage, StreamItem, ToolSchema
+from memory_guard.core.errors import UpstreamError
+from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.embeddings.base import Embedder, Vectors
-from memory_guard.errors import UpstreamError
+from memory_guard.upstream.llm import ChatMessage, StreamItem, ToolSchema
 from memory_guard.verify.features import Comparison
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict, Verification
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 
 
 class ScriptedChatModel:

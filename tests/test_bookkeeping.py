@@ -17,15 +17,15 @@ from pathlib import Path
 
 import httpx
 
-from memory_guard.agent.llm import TextDelta, TurnEnd
 from memory_guard.chat.service import ChatRequest
-from memory_guard.clock import utc_now
-from memory_guard.conversations.storage import Exchange, NewMessage
+from memory_guard.conversations.store import Exchange, NewMessage
+from memory_guard.core.clock import utc_now
+from memory_guard.core.errors import DuplicateQuestion
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.errors import DuplicateQuestion
-from memory_guard.memory.entry import Scope
 from memory_guard.services import Services
 from memory_guard.settings import Settings
+from memory_guard.upstream.llm import TextDelta, TurnEnd
 from tests.conftest import client_for
 from tests.fakes import ScriptedChatModel
 from tests.server import LiveApp, chat

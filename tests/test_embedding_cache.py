@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.cache import CachingEmbedder
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.memory.entry import Scope
 from memory_guard.ops.metrics import Metrics
 from memory_guard.services import Services
 from memory_guard.settings import Settings

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memory_guard.core.errors import NotReady, UpstreamError, UpstreamTimeout
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.embeddings.local import (
@@ -30,7 +31,6 @@ from memory_guard.embeddings.local import (
     LocalOnnxEmbedder,
 )
 from memory_guard.embeddings.openai import OpenAIEmbedder
-from memory_guard.errors import NotReady, UpstreamError, UpstreamTimeout
 from memory_guard.settings import Settings
 from tests.serving import ThreadedServer
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from memory_guard.core.decision import Decision
+from memory_guard.core.scope import Scope
+from memory_guard.core.verdict import Verification
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.memory.entry import Decision, Scope
 from memory_guard.services import Services
 from memory_guard.settings import Settings
-from memory_guard.verify.verifier import Verification
 
 SCOPE = Scope("default", "default", "", "")
 

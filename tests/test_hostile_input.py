@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.core.clock import from_text, to_text
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 

@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory_guard.memory.entry import Scope
+from memory_guard.core.scope import Scope
+from memory_guard.core.verdict import Verdict
 from memory_guard.memory.index import VectorIndex
 from memory_guard.services import Services
 from memory_guard.verify.features import compare
 from memory_guard.verify.model import load_models
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 from tests.conftest import make_settings
 from tests.upstream import FakeUpstream
 

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from memory_guard.clock import utc_now
+from memory_guard.core.clock import utc_now
+from memory_guard.core.errors import UpstreamError
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.base import Vectors
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.errors import UpstreamError
 from memory_guard.memory.audit import Action, Change
-from memory_guard.memory.entry import Scope
 from memory_guard.memory.import_store import SqliteImportStaging
-from memory_guard.memory.storage import EntryFilter
+from memory_guard.memory.store import EntryFilter
 from memory_guard.services import Services
 from memory_guard.settings import Settings
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.base import normalize_rows
-from memory_guard.memory.entry import Scope
 from memory_guard.memory.index import VectorIndex
 
 A = Scope("acme", "default")

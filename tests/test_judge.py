@@ -16,15 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
-from memory_guard.agent.openai_chat import OpenAIChatModel
 from memory_guard.api.app import create_app
-from memory_guard.clock import utc_now
+from memory_guard.core.clock import utc_now
+from memory_guard.core.verdict import Verdict
 from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.judge import JudgeTotals
 from memory_guard.verify.judge_store import SqliteJudgementStore
 from memory_guard.verify.llm_judge import MAX_ANSWER_CHARS, SYSTEM_PROMPT, LlmJudge
-from memory_guard.verify.verifier import Verdict
 from tests.conftest import make_settings
 from tests.fakes import UnsureVerifier
 from tests.server import chat

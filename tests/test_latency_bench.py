@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from bench import latency, questions
 
-from memory_guard.memory.normalize import normalize_question
+from memory_guard.core.normalize import normalize_question
 
 FIGURE = re.compile(r"n=(\d+): p50=(\d+\.\d+) ms p99=(\d+\.\d+) ms$")
 

@@ -19,7 +19,7 @@ from bench import load, load_data, load_setup
 from bench.load_traffic import BenchFailure, Event, answered_direct, sse_events
 from bench.questions import faq_questions
 
-from memory_guard.memory.normalize import embedding_text, normalize_question
+from memory_guard.core.normalize import embedding_text, normalize_question
 
 ROOT = Path(__file__).resolve().parents[1]
 

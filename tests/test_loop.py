@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 from memory_guard.agent.events import Event
-from memory_guard.agent.llm import TextDelta, ToolCallRequest, TurnEnd
 from memory_guard.agent.loop import AgentLoop, LoopResult
 from memory_guard.agent.skills import builtin_registry
 from memory_guard.agent.skills.base import SkillContext
+from memory_guard.core.errors import MemoryGuardError
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.errors import MemoryGuardError
-from memory_guard.memory.entry import Scope
 from memory_guard.ops.metrics import Metrics
 from memory_guard.services import Services
 from memory_guard.settings import Settings
+from memory_guard.upstream.llm import TextDelta, ToolCallRequest, TurnEnd
 from tests.fakes import ScriptedChatModel
 
 SCOPE = Scope("acme", "default")

@@ -15,10 +15,10 @@ import pytest
 from openai import omit
 from pydantic import BaseModel
 
-from memory_guard.agent.openai_chat import OpenAIChatModel
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
 from memory_guard.api import auth, deps
+from memory_guard.upstream.openai_chat import OpenAIChatModel
 from tests.upstream import FakeUpstream, Reply
 
 MESSAGES: list[dict[str, Any]] = [

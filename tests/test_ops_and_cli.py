@@ -14,7 +14,7 @@ import pytest
 
 from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.memory.store import SqliteMemoryStore
+from memory_guard.memory.sqlite_store import SqliteMemoryStore
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply
@@ -84,9 +84,10 @@ def test_invalid_settings_are_reported_without_a_traceback(tmp_path: Path) -> No
 
 def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
     async def seed() -> None:
-        from memory_guard.clock import utc_now
-        from memory_guard.memory.entry import Scope, Source, Status
-        from memory_guard.memory.storage import NewEntry
+        from memory_guard.core.clock import utc_now
+        from memory_guard.core.scope import Scope
+        from memory_guard.memory.entry import Source, Status
+        from memory_guard.memory.store import NewEntry
 
         other = HashingEmbedder(dimension=64)
         db = await Database.open(tmp_path / "cli.db")

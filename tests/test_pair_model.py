@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 
+from memory_guard.core.verdict import Verdict
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.embeddings.local import MODEL_ID
 from memory_guard.verify.features import FEATURES, compare
 from memory_guard.verify.model import PairModel, load_models
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 from tests.fakes import CountingEmbedder
 
 NAMES = ("similarity", "residual_similarity")

@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from memory_guard.agent.history import build_history
-from memory_guard.chat.learning import mentions_profile
-from memory_guard.conversations.storage import Message
-from memory_guard.memory.normalize import embedding_text, key_hash, normalize_question
-from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
+from memory_guard.chat.learning_policy import CacheMode, Outcome, mentions_profile, skip_reason
+from memory_guard.conversations.store import Message
+from memory_guard.core.normalize import embedding_text, key_hash, normalize_question
 from memory_guard.memory.standalone import stands_alone
 
 

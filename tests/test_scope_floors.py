@@ -8,8 +8,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from memory_guard.core.scope import Scope
 from memory_guard.hits.floors import ScopeFloors, learned_floor
-from memory_guard.memory.entry import Scope
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply

@@ -12,15 +12,16 @@ from typing import Any, TypeVar
 
 import httpx
 
-from memory_guard.memory.audit import describe_actor
+from memory_guard.core.actor import describe_actor
+from memory_guard.core.verdict import EXACT, Verdict
+from memory_guard.core.verdict_reasons import describe_reason
 from memory_guard.verify.features import compare
 from memory_guard.verify.intent import IntentCheck
 from memory_guard.verify.judge import Judgement
 from memory_guard.verify.llm_judge import verification_of
 from memory_guard.verify.order import OrderCheck
 from memory_guard.verify.polarity import PolarityCheck
-from memory_guard.verify.reasons import describe_reason
-from memory_guard.verify.verifier import EXACT, Cutoffs, OfflineVerifier, Verdict
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply

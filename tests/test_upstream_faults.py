@@ -18,8 +18,8 @@ import httpx
 import openai
 import pytest
 
+from memory_guard.core.errors import UpstreamError, UpstreamTimeout
 from memory_guard.embeddings.openai import OpenAIEmbedder
-from memory_guard.errors import UpstreamError, UpstreamTimeout
 from memory_guard.upstream.redaction import Redactor
 from tests.conftest import client_for
 from tests.server import ChatReply, LiveApp, parse_sse

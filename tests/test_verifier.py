@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from memory_guard.core.verdict import Verdict
 from memory_guard.verify.features import compare
 from memory_guard.verify.numbers import compare_numbers, numbers_in
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier, Verdict
+from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 
 RULES_ONLY = OfflineVerifier(None, Cutoffs(accept=0.5, reject=0.2))
 

@@ -70,7 +70,7 @@ async def _reindex(everything: bool) -> int:
     from memory_guard.db.database import Database
     from memory_guard.embeddings.factory import build_embedder
     from memory_guard.memory.reindex import reindex
-    from memory_guard.memory.store import SqliteMemoryStore
+    from memory_guard.memory.sqlite_store import SqliteMemoryStore
 
     settings = _settings()
     db = await Database.open(settings.memory_db_path)
@@ -95,7 +95,7 @@ async def _reindex(everything: bool) -> int:
 
 async def _export(args: argparse.Namespace) -> int:
     from memory_guard.memory.entry import Status
-    from memory_guard.memory.storage import EntryFilter
+    from memory_guard.memory.store import EntryFilter
     from memory_guard.services import Services
 
     services = await Services.open(_settings())
@@ -142,7 +142,7 @@ def _operator() -> str:
 async def _import(args: argparse.Namespace, lines: list[str]) -> int:
     from tqdm import tqdm
 
-    from memory_guard.errors import MemoryGuardError
+    from memory_guard.core.errors import MemoryGuardError
     from memory_guard.services import Services
 
     services = await Services.open(_settings())

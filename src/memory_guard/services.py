@@ -13,44 +13,46 @@ from datetime import timedelta
 
 import numpy as np
 
-from memory_guard.agent.llm import ChatModel
 from memory_guard.agent.loop import AgentLoop
-from memory_guard.agent.openai_chat import OpenAIChatModel
 from memory_guard.agent.profiles import DEFAULT_AGENT, AgentDirectory
 from memory_guard.agent.skills import builtin_registry
 from memory_guard.chat.service import ChatService
-from memory_guard.clock import Clock, utc_now
 from memory_guard.conversations.service import ConversationService
-from memory_guard.conversations.store import SqliteConversationStore
+from memory_guard.conversations.sqlite_store import SqliteConversationStore
+from memory_guard.conversations.store import Exchange
+from memory_guard.core.clock import Clock, utc_now
+from memory_guard.core.errors import NotReady
+from memory_guard.core.scope import Scope
+from memory_guard.core.serve_policy import ServePolicy
+from memory_guard.db.bookkeeping import Bookkeeping, RowWriter
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
 from memory_guard.embeddings.cache import CachingEmbedder
 from memory_guard.embeddings.factory import build_embedder
-from memory_guard.errors import NotReady
+from memory_guard.embeddings.readiness import Readiness
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.service import HitService
-from memory_guard.hits.store import SqliteHitStore
+from memory_guard.hits.sqlite_store import SqliteHitStore
 from memory_guard.memory.audit_store import SqliteAuditLog
-from memory_guard.memory.bookkeeping import Bookkeeping
-from memory_guard.memory.entry import Scope
 from memory_guard.memory.guard import Guard, Thresholds
 from memory_guard.memory.import_store import SqliteImportStaging
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookup_store import SqliteLookupLog
+from memory_guard.memory.lookups import LoggedLookup
 from memory_guard.memory.proposal_store import SqliteProposalStore
 from memory_guard.memory.proposals import ProposalService
 from memory_guard.memory.service import MemoryService
+from memory_guard.memory.sqlite_store import SqliteMemoryStore
 from memory_guard.memory.stats import MemoryStats, Price
-from memory_guard.memory.storage import IndexRow, MemoryStore
-from memory_guard.memory.store import SqliteMemoryStore
+from memory_guard.memory.store import IndexRow, MemoryStore
 from memory_guard.memory.transfer import MemoryTransfer, discard_abandoned_imports
 from memory_guard.ops.metrics import Metrics
-from memory_guard.ops.readiness import Readiness
 from memory_guard.settings import Settings
+from memory_guard.upstream.llm import ChatModel
+from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.judge_store import SqliteJudgementStore
 from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, LlmJudge
 from memory_guard.verify.model import load_models
-from memory_guard.verify.policy import ServePolicy
 from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
 
 logger = logging.getLogger(__name__)
@@ -187,11 +189,13 @@ class Services:
             conversation_store = SqliteConversationStore(db)
             bookkeeping = Bookkeeping(
                 db,
-                store,
-                conversation_store,
+                [
+                    RowWriter(LoggedLookup, store.record_lookups),
+                    RowWriter(Exchange, conversation_store.append_exchanges),
+                ],
                 metrics,
-                settings.memory_bookkeeping_queue,
-                settings.memory_bookkeeping_batch,
+                capacity=settings.memory_bookkeeping_queue,
+                batch=settings.memory_bookkeeping_batch,
             )
             thresholds = thresholds_of(settings)
             # Before the index is read: rows of an import that never finished are nobody's.

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory_guard.agent.llm import ChatMessage
-from memory_guard.conversations.storage import Message
+from memory_guard.conversations.store import Message
+from memory_guard.upstream.llm import ChatMessage
 
 _LINE_CHARS = 160
 _SUMMARY_CHARS = 3000

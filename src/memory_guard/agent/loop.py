@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 
 from memory_guard.agent import events
 from memory_guard.agent.events import Event
-from memory_guard.agent.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
-from memory_guard.errors import MemoryGuardError, UpstreamTimeout
+from memory_guard.core.errors import MemoryGuardError, UpstreamTimeout
 from memory_guard.ops.metrics import Metrics
+from memory_guard.upstream.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
 
 MAX_TOOL_RESULT_CHARS = 8000
 DEFAULT_RUN_DEADLINE_S = 300.0

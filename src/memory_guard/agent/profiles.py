@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory_guard.errors import InvalidRequest
+from memory_guard.core.errors import InvalidRequest
 
 DEFAULT_AGENT = "default"
 

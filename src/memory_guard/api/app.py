@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from memory_guard.agent.llm import ChatModel
 from memory_guard.api import chat, ops, staff, staff_proposals, staff_reports, staff_transfer, ui
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
@@ -20,6 +19,7 @@ from memory_guard.api.openapi import with_bearer
 from memory_guard.embeddings.base import Embedder
 from memory_guard.services import Services
 from memory_guard.settings import Settings
+from memory_guard.upstream.llm import ChatModel
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from memory_guard.errors import Forbidden, Unauthorized
+from memory_guard.core.errors import Forbidden, Unauthorized
 from memory_guard.settings import ApiKey, Role
 
 DEV_TENANT = "default"

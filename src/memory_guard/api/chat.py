@@ -12,9 +12,9 @@ from memory_guard.api.openapi import errors
 from memory_guard.api.params import ConversationId, Id
 from memory_guard.api.schemas import ChatBody, FeedbackBody
 from memory_guard.api.sse import event_stream
-from memory_guard.bounds import bounded_json
 from memory_guard.chat.service import ChatRequest
-from memory_guard.errors import InvalidRequest
+from memory_guard.core.bounds import bounded_json
+from memory_guard.core.errors import InvalidRequest
 from memory_guard.settings import Settings
 
 router = APIRouter(responses=errors(400, 401, 404, 413, 422))

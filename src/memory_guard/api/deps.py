@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 
 from memory_guard.agent.profiles import DEFAULT_AGENT
 from memory_guard.api.auth import Principal, client, staff
-from memory_guard.memory.entry import Scope
+from memory_guard.core.scope import Scope
 from memory_guard.services import Services
 
 

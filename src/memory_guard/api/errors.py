@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from memory_guard.errors import MemoryGuardError
+from memory_guard.core.errors import MemoryGuardError
 
 logger = logging.getLogger(__name__)
 

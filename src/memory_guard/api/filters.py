@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from memory_guard.bounds import Day
-from memory_guard.errors import InvalidRequest
+from memory_guard.core.bounds import Day
+from memory_guard.core.errors import InvalidRequest
 from memory_guard.memory.entry import Source, Status
-from memory_guard.memory.storage import EntryFilter
+from memory_guard.memory.store import EntryFilter
 
 _Name = Annotated[str | None, Query(max_length=200)]
 

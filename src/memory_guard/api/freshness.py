@@ -1,7 +1,7 @@
 """Read-your-writes for the bookkeeping written after answers.
 
 A direct hit's lookup log, usage count and history are written after the answer is sent
-(`memory.bookkeeping`). Every request other than a chat turn may read them (stats, usage,
+(`db.bookkeeping`). Every request other than a chat turn may read them (stats, usage,
 served hits, a conversation's messages, feedback on the answer just received), so it first
 waits until what was already answered is written. Chat turns never wait: that is the point.
 """

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 
 from memory_guard.api.auth import bearer_token, same_secret
 from memory_guard.api.deps import ServicesDep
-from memory_guard.errors import NotReady, Unauthorized
+from memory_guard.core.errors import NotReady, Unauthorized
 from memory_guard.ops.metrics import METRICS_CONTENT_TYPE
 
 router = APIRouter()

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query
 
-from memory_guard.errors import InvalidRequest
+from memory_guard.core.errors import InvalidRequest
 
 MAX_ID = 2**63 - 1
 

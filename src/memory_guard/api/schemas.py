@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory_guard.bounds import Moment, Tag, Text
+from memory_guard.chat.learning_policy import CacheMode
+from memory_guard.core.bounds import Moment, Tag, Text
 from memory_guard.memory.edit import Edit
 from memory_guard.memory.entry import Status
-from memory_guard.memory.policy import CacheMode
 
 _NAME = Field(default=None, max_length=200)
 

@@ -11,8 +11,8 @@ from memory_guard.api.filters import EntryFilterDep
 from memory_guard.api.openapi import STAFF_ERRORS
 from memory_guard.api.params import Cursor, Id
 from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody
+from memory_guard.core.verdict_reasons import describe_reason
 from memory_guard.memory.entry import Status
-from memory_guard.verify.reasons import describe_reason
 
 router = APIRouter(prefix="/staff/memory", responses=STAFF_ERRORS)
 

@@ -15,7 +15,7 @@ from memory_guard.api.deps import ServicesDep, StaffDep
 from memory_guard.api.filters import EntryFilterDep
 from memory_guard.api.openapi import STAFF_ERRORS
 from memory_guard.api.sse import PING_SECONDS
-from memory_guard.errors import InvalidRequest, MemoryGuardError, PayloadTooLarge
+from memory_guard.core.errors import InvalidRequest, MemoryGuardError, PayloadTooLarge
 from memory_guard.memory.transfer import ImportProgress
 
 logger = logging.getLogger(__name__)

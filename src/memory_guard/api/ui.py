@@ -10,7 +10,7 @@ from importlib.resources import files
 
 from fastapi import APIRouter, Response
 
-from memory_guard.errors import NotFound
+from memory_guard.core.errors import NotFound
 
 router = APIRouter(prefix="/staff/memory/ui")
 

@@ -24,15 +24,15 @@ from memory_guard.agent.loop import AgentLoop, LoopResult
 from memory_guard.agent.profiles import AgentDirectory, AgentProfile
 from memory_guard.agent.prompt import Grounding, build_system_prompt
 from memory_guard.agent.skills.base import SkillContext
-from memory_guard.chat.learning import mentions_profile
-from memory_guard.clock import Clock
+from memory_guard.chat.learning_policy import CacheMode, Outcome, mentions_profile, skip_reason
 from memory_guard.conversations.service import ConversationService
-from memory_guard.conversations.storage import Exchange, Message, NewMessage
-from memory_guard.errors import MemoryGuardError, UpstreamError
-from memory_guard.memory.bookkeeping import Bookkeeping
-from memory_guard.memory.entry import Decision, Scope
+from memory_guard.conversations.store import Exchange, Message, NewMessage
+from memory_guard.core.clock import Clock
+from memory_guard.core.decision import Decision
+from memory_guard.core.errors import MemoryGuardError, UpstreamError
+from memory_guard.core.scope import Scope
+from memory_guard.db.bookkeeping import Bookkeeping
 from memory_guard.memory.guard import GuardResult
-from memory_guard.memory.policy import CacheMode, Outcome, skip_reason
 from memory_guard.memory.service import MemoryService
 from memory_guard.memory.standalone import stands_alone
 
@@ -112,12 +112,8 @@ class ChatService:
     async def _history(self, tenant: str, conversation_id: str) -> list[Message]:
         """The conversation so far, its exchanges not yet written included: a follow-up is
         answered without waiting for the bookkeeping of the previous answer."""
-        pending = self.bookkeeping.pending_messages(tenant, conversation_id)  # before the read
-        if not pending:
-            return await self.conversations.history(tenant, conversation_id)
-        stored = await self.conversations.store.messages(conversation_id)
-        written = {message.id for message in stored}
-        return sorted([*stored, *(m for m in pending if m.id not in written)], key=lambda m: m.id)
+        unwritten = self.bookkeeping.unwritten(Exchange)  # before the read
+        return await self.conversations.history(tenant, conversation_id, unwritten)
 
 
 class ChatRun:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from memory_guard.conversations.storage import ConversationStore, Message
-from memory_guard.errors import Conflict, NotFound
+from collections.abc import Sequence
+
+from memory_guard.conversations.store import ConversationStore, Exchange, Message
+from memory_guard.core.errors import Conflict, NotFound
 from memory_guard.hits.service import HitService
 from memory_guard.memory.proposal import ClientFeedback, FeedbackResult
 from memory_guard.memory.proposals import ProposalService
@@ -20,9 +22,23 @@ class ConversationService:
         if not await self.store.exists(tenant, conversation_id):
             raise NotFound(f"no conversation {conversation_id!r}", code="conversation_not_found")
 
-    async def history(self, tenant: str, conversation_id: str) -> list[Message]:
-        await self.require(tenant, conversation_id)
-        return await self.store.messages(conversation_id)
+    async def history(
+        self, tenant: str, conversation_id: str, unwritten: Sequence[Exchange] = ()
+    ) -> list[Message]:
+        """The conversation so far, oldest first. `unwritten`: exchanges queued to be written
+        after their answers (any conversation's), read before the stored ones: a follow-up is
+        answered without waiting for the previous answer's bookkeeping."""
+        pending = [
+            message
+            for exchange in unwritten
+            if (exchange.tenant, exchange.conversation_id) == (tenant, conversation_id)
+            for message in exchange.messages()
+        ]
+        if not pending:
+            await self.require(tenant, conversation_id)
+        stored = await self.store.messages(conversation_id)
+        written = {message.id for message in stored}
+        return sorted([*stored, *(m for m in pending if m.id not in written)], key=lambda m: m.id)
 
     async def feedback(
         self,

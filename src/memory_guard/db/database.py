@@ -21,7 +21,7 @@ from typing import Any
 
 import aiosqlite
 
-from memory_guard.clock import to_text, utc_now
+from memory_guard.core.clock import to_text, utc_now
 from memory_guard.db.migrations import MIGRATIONS
 
 logger = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 A cosine lookup spends most of its time embedding the question, and the same questions come
 back (a client retrying, many users asking the FAQ, the verifier embedding a candidate it met
 before). The key is the model id and the text exactly as it is embedded (the guard passes the
-question without its politeness, see `memory.normalize.embedding_text`): same key, same vector.
+question without its politeness, see `core.normalize.embedding_text`): same key, same vector.
 Bulk calls (an import, a re-embedding) go straight to the embedder and leave the cache alone,
 so that a file of new questions does not evict the ones being asked.
 """

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memory_guard.core.normalize import normalize_question
 from memory_guard.embeddings.base import Vectors, normalize_rows
-from memory_guard.memory.normalize import normalize_question
 
 
 class HashingEmbedder:

@@ -16,8 +16,8 @@ import openai
 from openai.types import CreateEmbeddingResponse
 from pydantic import SecretStr
 
+from memory_guard.core.errors import NotReady, UpstreamError
 from memory_guard.embeddings.base import Vectors, normalize_rows
-from memory_guard.errors import NotReady, UpstreamError
 from memory_guard.upstream.calls import Upstream
 from memory_guard.upstream.redaction import Redactor
 

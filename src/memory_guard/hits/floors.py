@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from memory_guard.core.scope import Scope
 from memory_guard.hits.accuracy import wilson_interval
-from memory_guard.memory.entry import Scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from memory_guard.clock import Clock
-from memory_guard.errors import NotFound
+from memory_guard.core.clock import Clock
+from memory_guard.core.errors import NotFound
 from memory_guard.hits.accuracy import wilson_interval
 from memory_guard.hits.floors import ScopeFloors
-from memory_guard.hits.storage import HitStore, Review, ServedHit
+from memory_guard.hits.store import HitStore, Review, ServedHit
 
 
 class HitService:

@@ -6,13 +6,13 @@ never claims a change that did not happen nor misses one that did.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.core.actor import describe_actor
+from memory_guard.core.clock import from_text, to_text
 from memory_guard.memory.entry import Source, Status
 
 
@@ -42,28 +42,6 @@ class Change:
 
 # The fields whose change is an edit: what the entry says and where and how long it is served.
 CONTENT_FIELDS = ("question", "answer", "status", "source", "agent", "project", "phase", "tags", "expires_at")
-
-# The actors the service itself writes, by code, for the staff page to name in its own language.
-_SYSTEM_ACTORS = {
-    "memory-guard (learning)": "learning",
-    "memory-guard (auto-prune)": "auto_prune",
-    "client feedback": "client_feedback",
-    "client": "client",
-}
-_KEY_ACTOR = re.compile(r"(?P<role>client|staff) key (?P<digest>[0-9a-f]{8})")
-
-
-def describe_actor(actor: str | None, prefix: str = "actor") -> dict[str, Any]:
-    """`<prefix>_code` and `<prefix>_params` of an actor: a code for what the service writes ("key" for
-    a key named by its digest), None for a person's own name, which is shown as written."""
-    code: str | None = None
-    params: dict[str, str] = {}
-    if actor is not None:
-        code = _SYSTEM_ACTORS.get(actor)
-        if code is None and (found := _KEY_ACTOR.fullmatch(actor)):
-            code, params = "key", found.groupdict()
-    return {f"{prefix}_code": code, f"{prefix}_params": params}
-
 
 # What an event keeps of an entry: everything but its vector, which the question determines.
 SNAPSHOT_FIELDS = (

@@ -10,7 +10,7 @@ from typing import Any
 
 import aiosqlite
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.core.clock import from_text, to_text
 from memory_guard.db.database import Database, Row
 from memory_guard.memory.audit import CONTENT_FIELDS, SNAPSHOT_FIELDS, Action, AuditEvent, Change
 

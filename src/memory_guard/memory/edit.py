@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_guard.errors import InvalidRequest
+from memory_guard.core.errors import InvalidRequest
 from memory_guard.memory.audit import Action
 from memory_guard.memory.entry import Entry, Status
 

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from memory_guard.clock import to_text
-from memory_guard.memory.normalize import key_hash
+from memory_guard.core.clock import to_text
+from memory_guard.core.scope import Scope
 
 
 class Status(StrEnum):
@@ -22,26 +22,6 @@ class Source(StrEnum):
     STAFF = "staff"
     FAQ = "faq"
     DOCUMENT = "document"
-
-
-class Decision(StrEnum):
-    DIRECT = "direct"
-    ASSISTED = "assisted"
-    MISS = "miss"
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Where an entry lives. An empty project or phase matches only empty."""
-
-    tenant: str
-    agent: str
-    project: str = ""
-    phase: str = ""
-
-    def key(self, question: str) -> str:
-        """The exact-match key of a question in this scope."""
-        return key_hash(self.tenant, self.agent, self.project, self.phase, question)
 
 
 @dataclass(slots=True)

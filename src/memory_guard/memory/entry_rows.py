@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.core.clock import from_text, to_text
+from memory_guard.core.scope import Scope
 from memory_guard.db.database import Row
 from memory_guard.embeddings.base import Vectors
-from memory_guard.memory.entry import Entry, Scope, Source, Status
-from memory_guard.memory.storage import EntryFilter, NewEntry
+from memory_guard.memory.entry import Entry, Source, Status
+from memory_guard.memory.store import EntryFilter, NewEntry
 
 # Rows of an import still being written are nobody's to read, serve, edit or export.
 VISIBLE = "pending_import IS NULL"

@@ -14,20 +14,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from memory_guard.clock import Clock
+from memory_guard.core.clock import Clock
+from memory_guard.core.decision import Decision
+from memory_guard.core.normalize import embedding_text
+from memory_guard.core.scope import Scope
+from memory_guard.core.serve_policy import ServePolicy
+from memory_guard.core.verdict import EXACT, Verdict, Verification
+from memory_guard.db.bookkeeping import Bookkeeping, Chore
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.memory.audit import Action, Change
-from memory_guard.memory.bookkeeping import Bookkeeping, Chore
-from memory_guard.memory.entry import Decision, Entry, Scope
+from memory_guard.memory.entry import Entry
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookups import LoggedLookup, LookupRecord
-from memory_guard.memory.normalize import embedding_text
-from memory_guard.memory.storage import MemoryStore
+from memory_guard.memory.store import MemoryStore
 from memory_guard.ops.metrics import Metrics
 from memory_guard.verify.judge import HitJudge
-from memory_guard.verify.policy import ServePolicy
-from memory_guard.verify.verifier import EXACT, OfflineVerifier, Verdict, Verification
+from memory_guard.verify.verifier import OfflineVerifier
 
 # What the audit trail records for entries a lookup found expired and removed.
 AUTO_PRUNE = Change("memory-guard (auto-prune)", Action.PRUNE)

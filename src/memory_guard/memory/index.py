@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from memory_guard.core.scope import Scope
 from memory_guard.embeddings.base import Vectors
-from memory_guard.memory.entry import Scope
 
 # Scores closer than this are a tie, decided for the newest entry.
 TIE_EPSILON = 1e-6

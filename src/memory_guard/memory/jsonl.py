@@ -15,9 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from memory_guard.bounds import Moment, Tag, Text, bounded_json
-from memory_guard.clock import to_text
-from memory_guard.memory.entry import Entry, Scope, Source, Status
+from memory_guard.core.bounds import Moment, Tag, Text, bounded_json
+from memory_guard.core.clock import to_text
+from memory_guard.core.scope import Scope
+from memory_guard.memory.entry import Entry, Source, Status
 
 _NAME = Field(default="", max_length=200)
 # Metadata is stored and exported as it came: kept to a size and depth a real entry never reaches.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory_guard.clock import to_text
+from memory_guard.core.clock import to_text
+from memory_guard.core.decision import DECISIONS
 from memory_guard.db.database import Database
-from memory_guard.memory.lookups import DECISIONS, EntryUsage
+from memory_guard.memory.lookups import EntryUsage
 
 # What the entry was to the lookup.
 _ROLES = {"direct": "served", "assisted": "grounding"}

@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_guard.memory.entry import Scope
-
-DECISIONS = ("direct", "assisted", "miss")
+from memory_guard.core.scope import Scope
 
 
 @dataclass(frozen=True, slots=True)

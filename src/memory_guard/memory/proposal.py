@@ -31,9 +31,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
-from memory_guard.clock import to_text
-from memory_guard.errors import Conflict, InvalidRequest
-from memory_guard.memory.audit import Action, describe_actor
+from memory_guard.core.actor import describe_actor
+from memory_guard.core.clock import to_text
+from memory_guard.core.errors import Conflict, InvalidRequest
+from memory_guard.memory.audit import Action
 from memory_guard.memory.entry import Entry, Source, Status
 
 

@@ -6,9 +6,10 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any
 
-from memory_guard.clock import from_text, to_text
+from memory_guard.core.clock import from_text, to_text
+from memory_guard.core.scope import Scope
 from memory_guard.db.database import Database, Row
-from memory_guard.memory.entry import Entry, Scope, Source, Status
+from memory_guard.memory.entry import Entry, Source, Status
 from memory_guard.memory.proposal import Proposal, ProposalKind, ProposalStatus
 
 # The proposal with the entry as it is now (LEFT JOIN: a deleted entry leaves NULLs).

@@ -5,8 +5,8 @@ The rule of what a client's feedback may change by itself is in memory/proposal.
 
 from __future__ import annotations
 
-from memory_guard.clock import Clock
-from memory_guard.errors import Conflict, InvalidRequest, NotFound
+from memory_guard.core.clock import Clock
+from memory_guard.core.errors import Conflict, InvalidRequest, NotFound
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.proposal import (
     Apply,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memory_guard.core.normalize import embedding_text
 from memory_guard.embeddings.base import Embedder
-from memory_guard.memory.normalize import embedding_text
-from memory_guard.memory.storage import MemoryStore
+from memory_guard.memory.store import MemoryStore
 
 BATCH = 64
 

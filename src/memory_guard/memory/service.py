@@ -10,16 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from memory_guard.clock import Clock, from_text
+from memory_guard.core.clock import Clock, from_text
+from memory_guard.core.errors import DuplicateQuestion, InvalidRequest, NotFound
+from memory_guard.core.scope import Scope
 from memory_guard.db.database import after_commit
 from memory_guard.embeddings.base import Vectors
-from memory_guard.errors import DuplicateQuestion, InvalidRequest, NotFound
 from memory_guard.memory.audit import Action, AuditEvent, Change, restorable
 from memory_guard.memory.edit import Edit
-from memory_guard.memory.entry import Entry, Scope, Source, Status
+from memory_guard.memory.entry import Entry, Source, Status
 from memory_guard.memory.guard import Guard, GuardResult
 from memory_guard.memory.lookups import EntryUsage
-from memory_guard.memory.storage import AuditLog, EntryFilter, LookupLog, NewEntry
+from memory_guard.memory.store import AuditLog, EntryFilter, LookupLog, NewEntry
 
 _KEY_LOCKS = 64
 # Who the audit trail names for what the gateway learns by itself.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory_guard.memory.normalize import normalize_question
+from memory_guard.core.normalize import normalize_question
 
 _LEADING = (
     "et ",

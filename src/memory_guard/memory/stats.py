@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from datetime import UTC, timedelta
 from typing import Any
 
-from memory_guard.clock import Clock
+from memory_guard.core.clock import Clock
+from memory_guard.core.decision import DECISIONS
 from memory_guard.hits.service import HitService
-from memory_guard.memory.lookups import DECISIONS
-from memory_guard.memory.storage import LookupLog, MemoryStore
+from memory_guard.memory.store import LookupLog, MemoryStore
 from memory_guard.verify.judge import JudgementStore
 
 

@@ -24,15 +24,15 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory_guard.clock import Clock
+from memory_guard.core.clock import Clock
+from memory_guard.core.errors import InvalidRequest
 from memory_guard.embeddings.base import Vectors
-from memory_guard.errors import InvalidRequest
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.entry import Entry, Status
 from memory_guard.memory.import_store import ImportStaging
 from memory_guard.memory.jsonl import ImportLine, LineError, export_line, parse_lines
 from memory_guard.memory.service import MemoryService
-from memory_guard.memory.storage import EntryFilter, NewEntry
+from memory_guard.memory.store import EntryFilter, NewEntry
 
 logger = logging.getLogger(__name__)
 

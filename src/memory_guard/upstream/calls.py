@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import openai
 
-from memory_guard.errors import UpstreamError, UpstreamTimeout
+from memory_guard.core.errors import UpstreamError, UpstreamTimeout
 from memory_guard.upstream.redaction import Redactor
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from memory_guard.verify.verifier import Verification
+from memory_guard.core.verdict import Verification
 
 
 class StoredAnswer(Protocol):

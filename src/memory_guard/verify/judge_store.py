@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory_guard.clock import to_text
+from memory_guard.core.clock import to_text
 from memory_guard.db.database import Database
 from memory_guard.verify.judge import Judgement, JudgeTotals
 

@@ -12,13 +12,13 @@ import hashlib
 import logging
 import re
 
-from memory_guard.agent.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, TurnEnd
-from memory_guard.clock import Clock
-from memory_guard.errors import UpstreamError
-from memory_guard.memory.normalize import normalize_question
+from memory_guard.core.clock import Clock
+from memory_guard.core.errors import UpstreamError
+from memory_guard.core.normalize import normalize_question
+from memory_guard.core.verdict import Verdict, Verification
+from memory_guard.upstream.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, TurnEnd
 from memory_guard.upstream.redaction import Redactor
 from memory_guard.verify.judge import Judgement, JudgementStore, StoredAnswer
-from memory_guard.verify.verifier import Verdict, Verification
 
 logger = logging.getLogger(__name__)
 

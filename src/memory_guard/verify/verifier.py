@@ -11,41 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
+from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.embeddings.base import Embedder
 from memory_guard.verify.features import Comparison, compare
 from memory_guard.verify.model import PairModel
-from memory_guard.verify.reasons import describe_reason
-
-
-class Verdict(StrEnum):
-    EXACT = "exact"  # same normalized question: nothing to verify
-    ACCEPT = "accept"
-    UNSURE = "unsure"
-    REJECT = "reject"
-
-
-@dataclass(frozen=True, slots=True)
-class Verification:
-    verdict: Verdict
-    reason: str
-    probability: float | None = None
-    by: str = "offline"  # or "judge", "exact"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "verdict": self.verdict.value,
-            "reason": self.reason,
-            "probability": None if self.probability is None else round(self.probability, 4),
-            "by": self.by,
-            **describe_reason(self.reason),
-        }
-
-
-EXACT = Verification(Verdict.EXACT, "same question", 1.0, by="exact")
 
 
 @dataclass(frozen=True, slots=True)

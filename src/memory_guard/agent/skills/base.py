@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
-from memory_guard.memory.entry import Scope
+from memory_guard.core.scope import Scope
 
 if TYPE_CHECKING:
     from memory_guard.memory.guard import Guard

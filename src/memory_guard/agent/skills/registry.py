@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memory_guard.agent.llm import ToolSchema
 from memory_guard.agent.skills.base import Skill, SkillContext
+from memory_guard.upstream.llm import ToolSchema
 
 logger = logging.getLogger(__name__)
 

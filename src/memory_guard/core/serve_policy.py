@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_guard.verify.verifier import Verdict, Verification
+from memory_guard.core.verdict import Verdict, Verification
 
 
 @dataclass(frozen=True, slots=True)

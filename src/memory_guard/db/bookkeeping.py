@@ -12,8 +12,11 @@ queued. The stats and the history are read from the database: `flush()` makes th
 
 Work a lookup finds to do (pruning expired entries) is queued the same way, as a `Chore`.
 
-A conversation's queued messages are also readable without waiting (`pending_messages`), so
-a follow-up is answered even while the writer is blocked.
+What is queued but not written is readable without waiting (`unwritten`): a follow-up is
+answered from its conversation's queued messages even while the writer is blocked.
+
+The queue knows no table: each kind of row comes with its `RowWriter`, and one batch writes every
+kind it holds in one transaction.
 """
 
 from __future__ import annotations
@@ -26,12 +29,12 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from memory_guard.conversations.storage import ConversationStore, Exchange, Message
 from memory_guard.db.database import Database
-from memory_guard.memory.lookups import LoggedLookup
-from memory_guard.memory.storage import MemoryStore
 from memory_guard.ops.metrics import Metrics
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +47,15 @@ class Chore:
     run: Callable[[], Awaitable[object]]
 
 
-Item = LoggedLookup | Exchange | Chore
+@dataclass(frozen=True, slots=True)
+class RowWriter:
+    """How rows of one kind are written: `write` gets a batch of them, inside the batch's transaction."""
+
+    kind: type
+    write: Callable[[Sequence[Any]], Awaitable[object]]
+
+
+Item = object  # a row of a kind some RowWriter takes, or a Chore
 
 # How long the writer lets a first queued row wait for others before writing, unless a reader is
 # waiting for it (`flush`): the answer that queued it is still being sent, and a write at that very
@@ -63,15 +74,14 @@ class Bookkeeping:
     def __init__(
         self,
         db: Database,
-        entries: MemoryStore,
-        conversations: ConversationStore,
+        writers: Sequence[RowWriter],
         metrics: Metrics,
+        *,
         capacity: int,
         batch: int,
     ) -> None:
         self._db = db
-        self._entries = entries
-        self._conversations = conversations
+        self._writers = {writer.kind: writer for writer in writers}
         self._metrics = metrics
         self._batch = batch
         self._queue: asyncio.Queue[Item] = asyncio.Queue(maxsize=capacity)
@@ -98,6 +108,8 @@ class Bookkeeping:
 
     async def put(self, item: Item) -> None:
         """Queue rows to write; waits only when the queue is full."""
+        if not isinstance(item, Chore) and type(item) not in self._writers:
+            raise TypeError(f"no RowWriter takes {type(item).__name__}")
         if self._task is None:  # not started (a tool that never answers): write at once
             await self._write([item])
             return
@@ -118,14 +130,9 @@ class Bookkeeping:
             if not self._flushing:
                 self._flush_asked.clear()
 
-    def pending_messages(self, tenant: str, conversation_id: str) -> list[Message]:
-        """The messages of a conversation that are queued and not written yet, oldest first."""
-        return [
-            message
-            for item in tuple(self._unwritten)
-            if isinstance(item, Exchange) and (item.tenant, item.conversation_id) == (tenant, conversation_id)
-            for message in item.messages()
-        ]
+    def unwritten(self, kind: type[T]) -> list[T]:
+        """The queued rows of `kind` not written yet, oldest first."""
+        return [item for item in tuple(self._unwritten) if isinstance(item, kind)]
 
     async def _run(self) -> None:
         while True:
@@ -154,7 +161,7 @@ class Bookkeeping:
                 except Exception:
                     logger.exception("bookkeeping chore %s failed", chore.name)
 
-    async def _write_rows(self, items: Sequence[LoggedLookup | Exchange]) -> None:
+    async def _write_rows(self, items: Sequence[Item]) -> None:
         delay = _FIRST_RETRY_S
         give_up = time.monotonic() + _RETRY_FOR_S
         attempt = 0
@@ -185,11 +192,10 @@ class Bookkeeping:
             else:
                 self._metrics.bookkeeping.labels(outcome="written").inc()
 
-    async def _store(self, items: Sequence[LoggedLookup | Exchange]) -> None:
-        lookups = [item for item in items if isinstance(item, LoggedLookup)]
-        exchanges = [item for item in items if isinstance(item, Exchange)]
+    async def _store(self, items: Sequence[Item]) -> None:
+        by_kind: dict[type, list[Item]] = {}
+        for item in items:
+            by_kind.setdefault(type(item), []).append(item)
         async with self._db.transaction():
-            if lookups:
-                await self._entries.record_lookups(lookups)
-            if exchanges:
-                await self._conversations.append_exchanges(exchanges)
+            for kind, rows in by_kind.items():
+                await self._writers[kind].write(rows)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from memory_guard.clock import accepted, accepted_day
+from memory_guard.core.clock import accepted, accepted_day
 
 MAX_JSON_DEPTH = 32
 

@@ -17,7 +17,9 @@ import openai
 from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
-from memory_guard.agent.llm import (
+from memory_guard.core.errors import UpstreamError, UpstreamNotConfigured
+from memory_guard.upstream.calls import Upstream
+from memory_guard.upstream.llm import (
     ANSWER_CAP,
     ChatMessage,
     StreamItem,
@@ -26,8 +28,6 @@ from memory_guard.agent.llm import (
     ToolSchema,
     TurnEnd,
 )
-from memory_guard.errors import UpstreamError, UpstreamNotConfigured
-from memory_guard.upstream.calls import Upstream
 from memory_guard.upstream.redaction import Redactor
 
 DEFAULT_TURN_DEADLINE_S = 120.0
