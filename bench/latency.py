@@ -45,6 +45,7 @@ from tests.server import parse_sse  # noqa: E402
 
 from bench.questions import Faq, Probe, faq_questions, qualify  # noqa: E402
 from bench.service import refusing_port, service_process  # noqa: E402
+from memory_guard.core.decision import Decision  # noqa: E402
 from memory_guard.core.scope import Scope  # noqa: E402
 from memory_guard.memory.index import VectorIndex  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
@@ -214,7 +215,7 @@ def timed_chat(client: httpx.Client, probe: Probe) -> float:
         raise RuntimeError(f"not a direct answer for {probe.message!r}: events {kinds} {events}")
     cached = next(event.data for event in events if event.event == "cached_response")
     done = events[-1].data
-    if done.get("decision") != "direct" or cached.get("entry_id") != probe.entry_id:
+    if done.get("decision") != Decision.DIRECT or cached.get("entry_id") != probe.entry_id:
         raise RuntimeError(f"unexpected answer for {probe.message!r}: {cached} {done}")
     return seconds
 

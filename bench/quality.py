@@ -2,8 +2,9 @@
 
 For every pair of a data set, `a` plays the stored question and `b` the incoming one. The score
 is what the guard computes: 1.0 when the normalized questions are equal (exact match, no
-embedding), else the cosine of the two L2-normalized embeddings. The decision is `direct`
-(stored answer served, no LLM call) at score >= the direct threshold, `assisted` (stored
+embedding), else the cosine of the two L2-normalized embeddings. The decision is the guard's
+own serve policy's (core/serve_policy.py), with `a` the only candidate: `direct` (stored answer
+served, no LLM call) when the verifier's verdict and the score serve it, `assisted` (stored
 answer given to the LLM as grounding) at score >= the similarity threshold, else `miss`.
 
 Reported per data set (and for pairs_dev per kind and per language):
@@ -15,7 +16,10 @@ Reported per data set (and for pairs_dev per kind and per language):
 
 Run:  python bench/quality.py [--qqp-limit N] [--full] [--direct T] [--similar T]
                                [--verifier offline|off] [--accept P] [--verified-direct T]
-                               [--provider P] [--model M] [--seed S] [--data-dir DIR]
+                               [--provider P] [--model M] [--seed S] [--data DIR]
+
+The evaluation data (what it is and where it comes from: docs/DEVELOPMENT.md, "Evaluation
+data") is read from the folder given by --data.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -45,12 +50,16 @@ from training.splits import half_of  # noqa: E402
 from bench.pairs import BATCH_SIZE, compare_pairs, score_pairs  # noqa: E402
 from bench.quality_report import pct, print_report, print_wrong  # noqa: E402
 from bench.quality_stats import (  # noqa: E402
+    Decisions,
     Pair,
     Scores,
+    decide_pairs,
     make_groups,
     summarize,
 )
+from memory_guard.core.decision import Decision  # noqa: E402
 from memory_guard.core.serve_policy import ServePolicy  # noqa: E402
+from memory_guard.core.verdict import Verification  # noqa: E402
 from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
@@ -62,6 +71,7 @@ from memory_guard.verify.verifier import OfflineVerifier  # noqa: E402
 QQP_FILE = "qqp_pairs.jsonl.gz"
 MOCK_FILE = "paraphrases_mock.jsonl"
 DEV_FILE = "pairs_dev.jsonl"
+DEFAULT_DATA = ROOT.parent / "shared" / "data"  # where a development checkout keeps the evaluation data
 HOLDOUT_FILE = ROOT / "bench" / "data" / "pairs_holdout.jsonl"
 AUDIT_FILE = ROOT / "bench" / "data" / "qqp_audit.jsonl"
 DEFAULT_QQP_LIMIT = 10_000
@@ -120,7 +130,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="embedding model (default: Settings)")
     parser.add_argument("--verifier", choices=["offline", "off"], default=None, help="hit verifier")
     parser.add_argument(
-        "--accept", type=float, default=None, help="classifier yes cut-off (default: Settings)"
+        "--accept", type=float, default=None, help="classifier yes cut-off (default: the model's own)"
     )
     parser.add_argument(
         "--verified-direct",
@@ -130,7 +140,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the QQP sample")
     parser.add_argument(
-        "--data-dir", type=Path, default=ROOT.parent / "shared" / "data", help="evaluation data folder"
+        "--data", type=Path, default=DEFAULT_DATA, help=f"evaluation data folder (default {DEFAULT_DATA})"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -146,7 +156,6 @@ _OVERRIDES = {
     "provider": "embedding_provider",
     "model": "embedding_model",
     "verifier": "memory_verifier",
-    "accept": "memory_verifier_accept",
     "verified_direct": "memory_verified_direct_threshold",
 }
 
@@ -167,11 +176,10 @@ async def run(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         print(f"invalid settings: {exc}", file=sys.stderr)
         return 2
-    direct, similar = settings.memory_direct_threshold, settings.memory_similarity_threshold
-    data_dir: Path = args.data_dir
+    data_dir: Path = args.data
     missing = [f for f in (QQP_FILE, MOCK_FILE, DEV_FILE) if not (data_dir / f).is_file()]
     if missing:
-        print(f"missing data in {data_dir}: {', '.join(missing)} (see --data-dir)", file=sys.stderr)
+        print(f"missing data in {data_dir}: {', '.join(missing)} (see --data)", file=sys.stderr)
         return 2
 
     qqp_all = [p for p in read_jsonl(data_dir / QQP_FILE) if half_of(p.a, p.b) == "eval"]
@@ -188,11 +196,13 @@ async def run(args: argparse.Namespace) -> int:
         scores, exact = await score_pairs(all_pairs, embedder, BATCH_SIZE, progress=not args.no_progress)
         model_id = embedder.model_id
         verifier = verifier_of(settings, embedder)
+        if args.accept is not None and verifier is not None and verifier.model is not None:
+            cutoffs = replace(verifier.model.cutoffs, accept=args.accept)
+            verifier.model = replace(verifier.model, cutoffs=cutoffs)
+        policy = policy_of(settings, verifier)
         embedded = time.perf_counter()
-        served, timings = await verify_pairs(
-            all_pairs, scores, exact, embedder, verifier, policy_of(settings), similar
-        )
-        with_embedding = await time_with_embedding(all_pairs, scores, exact, verifier, similar)
+        decisions, timings = await verify_pairs(all_pairs, scores, exact, embedder, verifier, policy)
+        with_embedding = await time_with_embedding(all_pairs, scores, exact, verifier, policy)
     finally:
         await embedder.aclose()
 
@@ -209,9 +219,8 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  embedding model id : {model_id}")
     print(f"  verifier           : {settings.memory_verifier}; pair classifier: {classifier}")
     print(
-        f"  thresholds         : candidates >= {similar:.2f}; direct on a yes >= {direct:.2f}, on a "
-        f"confident yes (p >= {settings.memory_verifier_confident:.2f}) >= "
-        f"{settings.memory_verified_direct_threshold:.2f}"
+        f"  thresholds         : candidates >= {policy.similar:.2f}; direct on a yes >= {policy.direct:.2f}, "
+        f"on a confident yes (p >= {policy.confident:.2f}) >= {policy.verified_direct:.2f}"
     )
     print(f"  data dir           : {data_dir}")
     print(f"  qqp                : {qqp_note}; same={qqp_same:,} diff={len(qqp) - qqp_same:,}")
@@ -232,18 +241,19 @@ async def run(args: argparse.Namespace) -> int:
                 parts[i],
                 scores[bounds[i] : bounds[i + 1]],
                 exact[bounds[i] : bounds[i + 1]],
-                served[bounds[i] : bounds[i + 1]],
+                decisions[bounds[i] : bounds[i + 1]],
             ),
         )
         for i in range(4)
         if parts[i]
     ]
-    print_report(datasets, direct, similar, settings.memory_verifier)
+    print_report(datasets, policy, settings.memory_verifier)
+    served = decisions == Decision.DIRECT.value
     for i in (2, 3):
         print_wrong(labels[i], parts[i], scores[bounds[i] : bounds[i + 1]], served[bounds[i] : bounds[i + 1]])
 
     qqp_group = datasets[0][1][0]
-    s = summarize(qqp_group.scores, qqp_group.same, qqp_group.exact, direct, similar, qqp_group.served)
+    s = summarize(qqp_group.scores, qqp_group.same, qqp_group.exact, qqp_group.decisions)
     low, high = wilson_interval(s.same_direct, s.n_direct)
     print()
     if s.n_direct:
@@ -309,7 +319,7 @@ async def time_with_embedding(
     scores: Scores,
     exact: npt.NDArray[np.bool_],
     verifier: OfflineVerifier | None,
-    similar: float,
+    policy: ServePolicy,
     limit: int = 300,
 ) -> npt.NDArray[np.float64]:
     """`verify_many` timed one candidate at a time on the candidates whose decision takes the
@@ -320,7 +330,11 @@ async def time_with_embedding(
     for pair, score, is_exact in zip(pairs, scores, exact, strict=True):
         if len(timings) >= limit:
             break
-        if is_exact or score < similar or not verifier.needs_residual(compare(pair.a, pair.b, float(score))):
+        if (
+            is_exact
+            or score < policy.similar
+            or not verifier.needs_residual(compare(pair.a, pair.b, float(score)))
+        ):
             continue
         forget_comparisons()
         started = time.perf_counter()
@@ -336,28 +350,26 @@ async def verify_pairs(
     embedder: Embedder,
     verifier: OfflineVerifier | None,
     policy: ServePolicy,
-    similar: float,
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
-    """Which pairs the guard serves direct, and the verifier's time per candidate (seconds).
+) -> tuple[Decisions, npt.NDArray[np.float64]]:
+    """The guard's decision for each pair, and the verifier's time per candidate (seconds).
 
-    The leftover words are embedded in batches first, as `compare_pairs` does; the time per
-    candidate is the checks and the classifier (`bench/latency.py` measures the whole path).
+    As in a lookup, only a candidate whose score a verdict can serve is verified. The leftover
+    words are embedded in batches first, as `compare_pairs` does; the time per candidate is the
+    checks and the classifier (`bench/latency.py` measures the whole path).
     """
-    served = exact.copy()
+    verifications: list[Verification | None] = [None] * len(pairs)
     timings: list[float] = []
     if verifier is None:
-        return served | (scores >= policy.direct), np.array(timings)
-    floor = min(policy.direct, policy.verified_direct)
-    todo = [i for i in range(len(pairs)) if not exact[i] and scores[i] >= max(similar, floor)]
+        return decide_pairs(policy, scores, exact, verifications), np.array(timings)
+    todo = [i for i in range(len(pairs)) if not exact[i] and scores[i] >= policy.verify_from()]
     compared = await compare_pairs([pairs[i] for i in todo], scores[todo], embedder)
     for i, item in zip(todo, compared, strict=True):
         # The pair was compared while its leftover words were embedded: time the checks, not the cache.
         forget_comparisons()
         started = time.perf_counter()
-        verification = verifier.verify(item.pair.a, item.pair.b, float(scores[i]), item.residual)
+        verifications[i] = verifier.verify(item.pair.a, item.pair.b, float(scores[i]), item.residual)
         timings.append(time.perf_counter() - started)
-        served[i] = policy.serves(float(scores[i]), verification)
-    return served, np.array(timings)
+    return decide_pairs(policy, scores, exact, verifications), np.array(timings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from bench.quality_stats import Group, Pair, Scores, Summary, rate, summarize
+from bench.quality_stats import Group, Pair, Scores, Summary, cosine_alone, decide_pairs, rate, summarize
+from memory_guard.core.serve_policy import ServePolicy
 from memory_guard.hits.accuracy import wilson_interval
 
 SWEEP_THRESHOLDS: tuple[float, ...] = (0.85, 0.90, 0.93, 0.95, 0.97, 0.99)
@@ -44,11 +45,9 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int
         print(line(row))
 
 
-def print_report(
-    datasets: Sequence[tuple[str, list[Group]]], direct: float, similar: float, verifier: str
-) -> None:
+def print_report(datasets: Sequence[tuple[str, list[Group]]], policy: ServePolicy, verifier: str) -> None:
     print()
-    print(f"== Decisions with the verifier {verifier!r}, candidates from >= {similar:.2f}")
+    print(f"== Decisions with the verifier {verifier!r}, candidates from >= {policy.similar:.2f}")
     print("   same=true:  'direct' = correct direct answers, 'assisted' = grounded LLM answers")
     print("   same=false: 'WRONG dir' = another question's answer served with no LLM call")
     print("   precision = same among direct, [Wilson 95% interval]; exact = normalized exact matches")
@@ -59,7 +58,7 @@ def print_report(
     rows: list[list[str]] = []
     for _, groups in datasets:
         for g in groups:
-            s = summarize(g.scores, g.same, g.exact, direct, similar, g.served)
+            s = summarize(g.scores, g.same, g.exact, g.decisions)
             rows.append(
                 [
                     g.label,
@@ -100,13 +99,13 @@ def print_report(
     for name, _ in datasets:
         sweep_headers += [f"{name} correct", f"{name} WRONG"]
     sweep_rows: list[list[str]] = []
-    for threshold in sorted({*SWEEP_THRESHOLDS, direct}):
-        marker = " *" if math.isclose(threshold, direct) else "  "
+    for threshold in sorted({*SWEEP_THRESHOLDS, policy.direct}):
+        marker = " *" if math.isclose(threshold, policy.direct) else "  "
         row = [f"{threshold:.2f}{marker}"]
+        swept = cosine_alone(policy, threshold)
         for _, groups in datasets:
-            s = summarize(
-                groups[0].scores, groups[0].same, groups[0].exact, threshold, min(similar, threshold)
-            )
+            g = groups[0]
+            s = summarize(g.scores, g.same, g.exact, decide_pairs(swept, g.scores, g.exact))
             row += [pct(rate(s.same_direct, s.n_same)), pct(rate(s.diff_direct, s.n_diff))]
         sweep_rows.append(row)
     print_table(sweep_headers, sweep_rows)

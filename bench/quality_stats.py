@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-Decision = Literal["direct", "assisted", "miss"]
+from memory_guard.core.decision import Decision
+from memory_guard.core.serve_policy import ServePolicy
+from memory_guard.core.verdict import Verification
+
 Scores = npt.NDArray[np.float64]
+Decisions = npt.NDArray[np.str_]  # one `Decision` value per pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +50,35 @@ class Summary:
         return self.same_direct / self.n_direct if self.n_direct else None
 
 
-def decide(score: float, direct: float, similar: float) -> Decision:
-    """The guard's decision for one score: thresholds are inclusive."""
-    if score >= direct:
-        return "direct"
-    if score >= similar:
-        return "assisted"
-    return "miss"
+@dataclass(frozen=True, slots=True)
+class PairCandidate:
+    """A pair's stored question as the guard sees it: the lookup's only candidate."""
+
+    score: float
+    exact: bool
+    verification: Verification | None = None  # None: not verified, the score alone decides
+
+
+def decide_pairs(
+    policy: ServePolicy,
+    scores: Scores,
+    exact: npt.NDArray[np.bool_],
+    verifications: Sequence[Verification | None] | None = None,
+) -> Decisions:
+    """The guard's decision for each pair, through the service's own serve policy."""
+    checked = verifications if verifications is not None else [None] * len(scores)
+    decided = []
+    for score, is_exact, verification in zip(scores, exact, checked, strict=True):
+        candidate = PairCandidate(float(score), bool(is_exact), verification)
+        decision, _ = policy.decide([candidate], allow_direct=True)
+        decided.append(decision.value)
+    return np.array(decided, dtype=np.str_)
+
+
+def cosine_alone(policy: ServePolicy, direct: float) -> ServePolicy:
+    """`policy` with no verifier at another direct threshold (the sweep of the report)."""
+    similar = min(policy.similar, direct)
+    return ServePolicy(similar=similar, direct=direct, verified_direct=direct, confident=policy.confident)
 
 
 def rate(count: int, total: int) -> float | None:
@@ -61,20 +86,11 @@ def rate(count: int, total: int) -> float | None:
 
 
 def summarize(
-    scores: Scores,
-    same: npt.NDArray[np.bool_],
-    exact: npt.NDArray[np.bool_],
-    direct: float,
-    similar: float,
-    served: npt.NDArray[np.bool_] | None = None,
+    scores: Scores, same: npt.NDArray[np.bool_], exact: npt.NDArray[np.bool_], decisions: Decisions
 ) -> Summary:
-    """Count the decisions of a group of pairs, split by their label.
-
-    `served` marks the pairs the guard answers direct (verifier and thresholds together);
-    without it a score at or above `direct` is enough (cosine alone).
-    """
-    is_direct = (scores >= direct) if served is None else (served & (scores >= similar))
-    is_assisted = (scores >= similar) & ~is_direct
+    """Count the decisions of a group of pairs, split by their label."""
+    is_direct = decisions == Decision.DIRECT.value
+    is_assisted = decisions == Decision.ASSISTED.value
     diff = ~same
     return Summary(
         n=int(scores.size),
@@ -96,22 +112,17 @@ class Group:
     scores: Scores
     same: npt.NDArray[np.bool_]
     exact: npt.NDArray[np.bool_]
-    served: npt.NDArray[np.bool_] | None = None
+    decisions: Decisions
 
 
 def make_groups(
-    name: str,
-    pairs: Sequence[Pair],
-    scores: Scores,
-    exact: npt.NDArray[np.bool_],
-    served: npt.NDArray[np.bool_] | None = None,
+    name: str, pairs: Sequence[Pair], scores: Scores, exact: npt.NDArray[np.bool_], decisions: Decisions
 ) -> list[Group]:
     same = np.array([p.same for p in pairs], dtype=np.bool_)
-    groups = [Group(name, scores, same, exact, served)]
+    groups = [Group(name, scores, same, exact, decisions)]
     for attr in ("kind", "lang"):
         values = sorted({getattr(p, attr) for p in pairs if getattr(p, attr)})
         for value in values:
             mask = np.array([getattr(p, attr) == value for p in pairs], dtype=np.bool_)
-            part = None if served is None else served[mask]
-            groups.append(Group(f"  {attr}={value}", scores[mask], same[mask], exact[mask], part))
+            groups.append(Group(f"  {attr}={value}", scores[mask], same[mask], exact[mask], decisions[mask]))
     return groups

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from memory_guard.core.decision import Decision
 from memory_guard.core.normalize import normalize_question
 
 SEED = 20240611
@@ -168,7 +169,7 @@ def qualify(
         best = body["candidates"][0] if body["candidates"] else None
         if best is not None:
             tally.scores.append(float(best["score"]))
-        if body["decision"] != "direct" or best is None:
+        if body["decision"] != Decision.DIRECT or best is None:
             tally.below += 1
         elif best["entry_id"] != entry_id:
             tally.other_entry += 1

@@ -47,7 +47,7 @@ async def run(entries: int, model: str | None) -> list[str]:
         )
         services = await Services.open(settings)
         try:
-            await services.memory.guard.embed("warm-up")
+            await services.guard.embed("warm-up")
             start = time.perf_counter()
             report = await services.transfer.import_lines(TENANT, lines, "bench")
             first = time.perf_counter() - start

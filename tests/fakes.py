@@ -9,7 +9,7 @@ from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.embeddings.base import Embedder, Vectors
 from memory_guard.upstream.llm import ChatMessage, StreamItem, ToolSchema
 from memory_guard.verify.features import Comparison
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.verifier import OfflineVerifier
 
 
 class ScriptedChatModel:
@@ -78,7 +78,7 @@ class UnsureVerifier(OfflineVerifier):
     """
 
     def __init__(self) -> None:
-        super().__init__(None, Cutoffs(accept=0.5, reject=0.2))
+        super().__init__(None)
 
     def decide(self, comparison: Comparison, residual: float | None = None) -> Verification:
         checked = super().decide(comparison, residual)

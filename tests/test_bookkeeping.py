@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 
 from memory_guard.chat.service import ChatRequest
+from memory_guard.conversations.sqlite_store import SqliteConversationStore
 from memory_guard.conversations.store import Exchange, NewMessage
 from memory_guard.core.clock import utc_now
 from memory_guard.core.errors import DuplicateQuestion
@@ -73,6 +74,9 @@ def test_hits_are_answered_while_another_process_holds_the_write_lock(
         # The staff page's files hold no data: they load without waiting for the bookkeeping.
         page = httpx.get(f"{live.base_url}/staff/memory/ui", timeout=HELD_S / 2)
         assert page.status_code == 200 and "<html" in page.text.lower()
+        # Nor do the API docs and their document.
+        for path in ("/docs", "/docs/docs.js", "/openapi.json"):
+            assert httpx.get(f"{live.base_url}{path}", timeout=HELD_S / 2).status_code == 200, path
     # The lock is gone: the staff reads wait for what was answered to be written.
     usage = acme_staff.get(f"/staff/memory/{entry['id']}/usage").json()
     assert usage["lookups"]["direct"] == 5
@@ -166,15 +170,15 @@ async def _services(tmp_path: Path, **overrides: object) -> Services:
 
 async def test_a_clean_stop_writes_everything_queued(tmp_path: Path) -> None:
     services = await _services(tmp_path)
-    entry = await services.memory.create_faq(SCOPE, QUESTION, ANSWER, (), "staff")
+    entry = await services.entries.create_faq(SCOPE, QUESTION, ANSWER, (), "staff")
     for _ in range(50):
-        found = await services.memory.guard.lookup(SCOPE, QUESTION)
+        found = await services.guard.lookup(SCOPE, QUESTION)
         assert found.served is not None and found.lookup_id is not None
     await services.aclose()
 
     services = await _services(tmp_path)
     try:
-        usage = await services.memory.usage("acme", entry.id)
+        usage = await services.search.usage("acme", entry.id)
         assert usage[1].by_decision["direct"] == 50
         assert usage[0].usage_count == 100
     finally:
@@ -184,7 +188,7 @@ async def test_a_clean_stop_writes_everything_queued(tmp_path: Path) -> None:
 async def test_a_row_the_database_refuses_is_dropped_alone_and_never_raised(tmp_path: Path) -> None:
     services = await _services(tmp_path)
     try:
-        store = services.conversations.store
+        store = SqliteConversationStore(services.db)
         good = Exchange(
             "acme",
             "c1",
@@ -231,7 +235,7 @@ async def test_a_staff_write_and_learning_of_the_same_question_at_once_both_fini
 
     async def write_faq() -> str:
         try:
-            await services.memory.create_faq(scope, QUESTION, ANSWER, (), "staff")
+            await services.entries.create_faq(scope, QUESTION, ANSWER, (), "staff")
         except DuplicateQuestion:
             return "refused: the learned entry holds the question"
         return "written"

@@ -22,13 +22,13 @@ async def test_the_second_identical_question_does_not_call_the_embedder(tmp_path
     settings = Settings(_env_file=None, memory_db_path=tmp_path / "m.db", embedding_provider="hashing")  # type: ignore[call-arg]
     services = await Services.open(settings, embedder=counting)
     try:
-        await services.memory.create_faq(
+        await services.entries.create_faq(
             SCOPE, "Quel est le délai de la garantie de parfait achèvement ?", "Un an.", (), "staff"
         )
         asked = "Combien de temps dure la garantie de parfait achèvement ?"
-        first = await services.memory.guard.lookup(SCOPE, asked)
+        first = await services.guard.lookup(SCOPE, asked)
         embedded = len(counting.texts)
-        second = await services.memory.guard.lookup(SCOPE, asked + " svp")  # the same text once embedded
+        second = await services.guard.lookup(SCOPE, asked + " svp")  # the same text once embedded
         assert len(counting.texts) == embedded, "the cache answered"
         assert second.best is not None and first.best is not None
         assert second.best.score == first.best.score

@@ -217,7 +217,7 @@ async def test_factory_builds_each_provider() -> None:
             _env_file=None,
             embedding_provider="openai",
             embedding_base_url="http://127.0.0.1:9/v1",
-            openai_api_key="sk-test",
+            embedding_api_key="sk-test",
         )
     )
     assert isinstance(remote, OpenAIEmbedder)
@@ -377,7 +377,7 @@ async def test_openai_unreachable_endpoint_becomes_upstream_error() -> None:
 
 
 def test_openai_requires_a_key() -> None:
-    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+    with pytest.raises(ValueError, match="EMBEDDING_API_KEY"):
         OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", api_key="")
 
 

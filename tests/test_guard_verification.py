@@ -26,7 +26,7 @@ async def _services(tmp_path: Path) -> tuple[Services, list[list[str]]]:
         memory_verified_direct_threshold=0.1,
     )
     services = await Services.open(settings, embedder=HashingEmbedder())
-    verifier = services.memory.guard.verifier
+    verifier = services.guard.verifier
     assert verifier is not None
     asked: list[list[str]] = []
     inner = verifier.verify_many
@@ -43,14 +43,14 @@ async def test_a_served_best_candidate_is_verified_alone(tmp_path: Path) -> None
     services, asked = await _services(tmp_path)
     try:
         for question in ("Comment configurer le proxy ?", "Comment configurer le proxy inverse ?"):
-            await services.memory.create_faq(SCOPE, question, "réponse", [], "test")
-        found = await services.memory.guard.lookup(SCOPE, "comment configurer le proxy svp")
+            await services.entries.create_faq(SCOPE, question, "réponse", [], "test")
+        found = await services.guard.lookup(SCOPE, "comment configurer le proxy svp")
         assert found.decision is Decision.DIRECT
         assert found.served is not None and found.served.entry.question == "Comment configurer le proxy ?"
         assert asked == [["Comment configurer le proxy ?"]]
 
         asked.clear()
-        shown = await services.memory.lookup(SCOPE, "comment configurer le proxy svp")
+        shown = await services.search.lookup(SCOPE, "comment configurer le proxy svp")
         assert len(asked) == 1 and len(asked[0]) == 2, "staff see a verdict on every candidate"
         assert all(c.verification is not None for c in shown.candidates)
     finally:
@@ -60,17 +60,17 @@ async def test_a_served_best_candidate_is_verified_alone(tmp_path: Path) -> None
 async def test_a_rejected_best_candidate_gives_way_to_the_next_verified_one(tmp_path: Path) -> None:
     services, asked = await _services(tmp_path)
     try:
-        await services.memory.create_faq(
+        await services.entries.create_faq(
             SCOPE, "Retenue de garantie sur un marché de 150 000 € ?", "7 500 €", [], "test"
         )
-        await services.memory.create_faq(
+        await services.entries.create_faq(
             SCOPE,
             "Dites-moi la retenue de garantie applicable à un marché public de 30 000 €",
             "1 500 €",
             [],
             "test",
         )
-        found = await services.memory.guard.lookup(SCOPE, "Retenue de garantie sur un marché de 30 000 € ?")
+        found = await services.guard.lookup(SCOPE, "Retenue de garantie sur un marché de 30 000 € ?")
         best = found.best
         assert best is not None and best.verification is not None
         assert best.verification.reason == "numbers differ: 150 000 vs 30 000"
@@ -86,12 +86,10 @@ async def test_politeness_does_not_move_the_vector(tmp_path: Path) -> None:
         embedder=HashingEmbedder(),
     )
     try:
-        await services.memory.create_faq(
+        await services.entries.create_faq(
             SCOPE, "Comment configurer le proxy inverse ?", "réponse", [], "test"
         )
-        found = await services.memory.guard.lookup(
-            SCOPE, "Bonjour, Comment configurer le proxy inverse svp ?"
-        )
+        found = await services.guard.lookup(SCOPE, "Bonjour, Comment configurer le proxy inverse svp ?")
         best = found.best
         assert best is not None and not best.exact, "another exact key: the cosine path"
         assert best.score > 0.999

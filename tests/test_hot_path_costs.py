@@ -24,7 +24,7 @@ from memory_guard.memory.index import VectorIndex
 from memory_guard.services import Services
 from memory_guard.verify.features import compare
 from memory_guard.verify.model import load_models
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.verifier import OfflineVerifier
 from tests.conftest import make_settings
 from tests.upstream import FakeUpstream
 
@@ -41,7 +41,7 @@ def test_a_pair_compared_again_keeps_its_own_similarity() -> None:
 
 def test_a_cached_pair_still_gets_the_verdict_of_its_score() -> None:
     model = load_models()["local/all-MiniLM-L6-v2-qint8"]
-    verifier = OfflineVerifier(model, Cutoffs(accept=0.7, reject=0.3))
+    verifier = OfflineVerifier(model)
     first = verifier.verify(STORED, INCOMING, 0.96)
     assert first.verdict is Verdict.ACCEPT
     far = verifier.verify(STORED, INCOMING, 0.2)

@@ -26,6 +26,7 @@ from memory_guard.embeddings.base import Vectors
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.import_store import SqliteImportStaging
+from memory_guard.memory.sqlite_store import SqliteMemoryStore
 from memory_guard.memory.store import EntryFilter
 from memory_guard.services import Services
 from memory_guard.settings import Settings
@@ -59,14 +60,14 @@ def _pending_rows(path: Path) -> tuple[int, int]:
 async def _visible(services: Services) -> dict[str, object]:
     """Everything through which staff or clients could see an entry."""
     exported = [line async for line in services.transfer.export("acme", EntryFilter())]
-    events, _ = await services.memory.audit_log("acme", None, [], 50, None)
-    found = await services.memory.guard.inspect(SCOPE, "Question importée numéro 3 ?")
+    events, _ = await services.audit.audit_log("acme", None, [], 50, None)
+    found = await services.guard.inspect(SCOPE, "Question importée numéro 3 ?")
     return {
-        "counts": await services.memory.store.count_by("acme", "status"),
-        "listed": len(await services.memory.store.list_entries("acme", EntryFilter(), 10, None)),
+        "counts": await SqliteMemoryStore(services.db).count_by("acme", "status"),
+        "listed": len(await SqliteMemoryStore(services.db).list_entries("acme", EntryFilter(), 10, None)),
         "exported": len(exported),
         "audit": [e.action for e in events],
-        "index": len(services.memory.index),
+        "index": len(services.guard.index),
         "found": found.decision.value,
     }
 
@@ -74,7 +75,7 @@ async def _visible(services: Services) -> dict[str, object]:
 async def test_an_unfinished_import_is_invisible_then_published_whole(tmp_path: Path) -> None:
     services = await _services(tmp_path)
     try:
-        faq = await services.memory.create_faq(SCOPE, FAQ, "Un an.", (), "staff")
+        faq = await services.entries.create_faq(SCOPE, FAQ, "Un an.", (), "staff")
         before = await _visible(services)
         plan = await services.transfer.plan_import("acme", _lines(700))
         steps = services.transfer.run_import(plan, "staff")
@@ -84,10 +85,10 @@ async def test_an_unfinished_import_is_invisible_then_published_whole(tmp_path: 
         assert await _visible(services) == before, "and nothing of them shows"
 
         # The writer is free between chunks: an answer's bookkeeping is written mid-import.
-        found = await services.memory.guard.lookup(SCOPE, FAQ)
+        found = await services.guard.lookup(SCOPE, FAQ)
         assert found.served is not None
         await services.bookkeeping.flush()
-        usage = await services.memory.usage("acme", faq.id)
+        usage = await services.search.usage("acme", faq.id)
         assert usage[1].by_decision["direct"] == 1
 
         async for _ in steps:
@@ -97,7 +98,7 @@ async def test_an_unfinished_import_is_invisible_then_published_whole(tmp_path: 
         after = await _visible(services)
         assert after["counts"] == {"auto": 0, "validated": 701, "obsolete": 0}
         assert after["exported"] == 701 and after["index"] == 701 and after["found"] == "direct"
-        events, _ = await services.memory.audit_log("acme", None, [Action.IMPORT], 1000, None)
+        events, _ = await services.audit.audit_log("acme", None, [Action.IMPORT], 1000, None)
         assert len(events) == 700, "each imported entry has its audit event"
     finally:
         await services.aclose()
@@ -124,7 +125,7 @@ async def test_a_failed_import_removes_the_chunks_it_wrote(tmp_path: Path) -> No
         with pytest.raises(UpstreamError):
             await services.transfer.import_lines("acme", _lines(1000), "staff")
         assert _pending_rows(tmp_path / "m.db") == (0, 0), "the chunks written before the failure are gone"
-        assert await services.memory.store.count_by("acme", "status") == {
+        assert await SqliteMemoryStore(services.db).count_by("acme", "status") == {
             "auto": 0,
             "validated": 0,
             "obsolete": 0,
@@ -161,10 +162,14 @@ async def test_rows_of_a_crashed_import_are_removed_at_the_next_start(tmp_path: 
         news = [services.transfer._new_entry(line, key, None) for line, key in plan.fresh]
         # What a process killed mid-import leaves: a chunk written under its name, never published.
         crashed = f"{socket.gethostname()}:{_dead_pid()}:{int(time.time())}:0123abcd"
-        await services.memory.store.insert_many(news, utc_now(), Change("staff", Action.IMPORT), crashed)
+        await SqliteMemoryStore(services.db).insert_many(
+            news, utc_now(), Change("staff", Action.IMPORT), crashed
+        )
         # An import of a process still running (this one's parent, say) is left alone.
         running = f"{socket.gethostname()}:{os.getppid()}:{int(time.time())}:4567ef"
-        await services.memory.store.insert_many(news[:5], utc_now(), Change("staff", Action.IMPORT), running)
+        await SqliteMemoryStore(services.db).insert_many(
+            news[:5], utc_now(), Change("staff", Action.IMPORT), running
+        )
     finally:
         await services.aclose()
     assert _pending_rows(tmp_path / "m.db") == (55, 55)
@@ -209,11 +214,11 @@ async def test_an_import_killed_midway_leaves_nothing_seen_and_its_rows_go_at_th
     services = await _services(tmp_path)
     try:
         assert _pending_rows(path) == (0, 0)
-        assert await services.memory.store.count_by("acme", "status") == {
+        assert await SqliteMemoryStore(services.db).count_by("acme", "status") == {
             "auto": 0,
             "validated": 0,
             "obsolete": 0,
         }
-        assert len(services.memory.index) == 0
+        assert len(services.guard.index) == 0
     finally:
         await services.aclose()

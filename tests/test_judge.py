@@ -170,7 +170,7 @@ def unsure_app(tmp_path: Path, upstream: FakeUpstream, **overrides: Any) -> Iter
     server = ThreadedServer(app, lifespan="on")
     server.start(timeout_s=60)
     try:
-        app.state.services.memory.guard.verifier = UnsureVerifier()
+        app.state.services.guard.verifier = UnsureVerifier()
         yield f"http://127.0.0.1:{server.port}"
     finally:
         server.stop()
@@ -199,15 +199,30 @@ def test_judge_yes_serves_direct_once_asked(tmp_path: Path, fresh_upstream: Fake
 
         first, second = chat(c, message=NEAR), chat(c, message=NEAR)
 
-        assert first.kinds == ["cached_response", "done"] and first.done["decision"] == "direct"
-        assert second.done["decision"] == "direct"
+        (entry,) = staff.get("/staff/memory").json()["items"]
+        for reply in (first, second):
+            assert reply.kinds == ["cached_response", "done"]
+            served = reply.of("cached_response")[0]
+            assert (served["entry_id"], served["answer"], served["matched_question"]) == (
+                entry["id"],
+                ANSWER,
+                QUESTION,
+            )
+            assert served["score"] < 1.0, "a near question, not the stored one"
+            assert (reply.done["decision"], reply.done["learned_entry_id"]) == ("direct", None)
         assert fresh_upstream.calls == 1, "the verdict is cached per (entry, question)"
         judged = fresh_upstream.requests[0].body
         assert judged["model"] == "judge-model" and judged["max_tokens"] == 16
         found = staff_lookup(staff)
         assert found["decision"] == "direct"
-        assert found["candidates"][0]["by"] == "judge"
-        assert found["candidates"][0]["verdict"] == "accept"
+        assert found["served_entry_id"] == entry["id"]
+        candidate = found["candidates"][0]
+        assert (candidate["verdict"], candidate["by"], candidate["reason"]) == (
+            "accept",
+            "judge",
+            "judge: same question",
+        )
+        assert candidate["served"] is True
         hits = staff.get("/staff/memory/hits").json()["items"]
         assert [h["verified_by"] for h in hits] == ["judge", "judge"]
         stats = staff.get("/staff/memory/stats").json()

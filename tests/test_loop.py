@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memory_guard.agent.events import Event
+from memory_guard.agent.events import Event, SkillStartEvent
 from memory_guard.agent.loop import AgentLoop, LoopResult
 from memory_guard.agent.skills import builtin_registry
 from memory_guard.agent.skills.base import SkillContext
@@ -30,9 +30,9 @@ async def _run(
     settings = Settings(_env_file=None, memory_db_path=tmp_path / "m.db")  # type: ignore[call-arg]
     services = await Services.open(settings, embedder=HashingEmbedder(), chat_model=model)
     try:
-        loop = AgentLoop(model, builtin_registry(), max_turns, Metrics())
+        loop = AgentLoop(model=model, registry=builtin_registry(), max_turns=max_turns, metrics=Metrics())
         result = LoopResult()
-        context = SkillContext(SCOPE, entreprise, services.memory.guard)
+        context = SkillContext(SCOPE, entreprise, services.guard)
         events = [e async for e in loop.run([{"role": "user", "content": "q"}], context, result)]
         return events, result
     finally:
@@ -42,11 +42,11 @@ async def _run(
 async def test_text_turn_completes(tmp_path: Path) -> None:
     model = ScriptedChatModel([[TextDelta("Bon"), TextDelta("jour"), TurnEnd("stop", 10, 2)]])
     events, result = await _run(model, tmp_path)
-    assert [e.data() for e in events] == [
+    assert [e.model_dump(mode="json") for e in events] == [
         {"type": "text", "content": "Bon"},
         {"type": "text", "content": "jour"},
     ]
-    assert result.completed and result.final_text == "Bonjour"
+    assert result.final_text == "Bonjour"
     assert (result.prompt_tokens, result.completion_tokens, result.truncated) == (10, 2, False)
 
 
@@ -96,10 +96,10 @@ async def test_unknown_skill_and_bad_json_go_back_to_the_llm(tmp_path: Path) -> 
         ]
     )
     events, result = await _run(model, tmp_path)
-    assert result.completed
+    assert result.final_text == "Désolé."
     results = [json.loads(m["content"]) for m in model.sent[1] if m["role"] == "tool"]
     assert results == [{"error": "unknown skill 'launch_rockets'"}, {"error": "arguments are not valid JSON"}]
-    assert [e.payload["params"] for e in events if e.type == "skill_start"] == [{}, "{oops"]
+    assert [e.params for e in events if isinstance(e, SkillStartEvent)] == [{}, "{oops"]
 
 
 async def test_turn_limit(tmp_path: Path) -> None:

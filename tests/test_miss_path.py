@@ -110,9 +110,11 @@ async def test_a_turn_sends_messages_and_tools_as_built_without_the_sdk_walking_
     assert walked and all(not list(data["messages"]) and data["tools"] is omit for data in walked)
 
 
-@pytest.mark.parametrize("dependency", [auth.client, auth.staff, deps.services])
+@pytest.mark.parametrize("dependency", [auth.client, auth.staff, auth.metrics_reader, deps.services])
 def test_request_dependencies_run_on_the_event_loop(dependency: Any) -> None:
     # FastAPI runs a plain `def` dependency in its thread pool: a round trip through another
-    # thread on every request, chat turns included, for microseconds of work.
-    assert inspect.iscoroutinefunction(dependency)
-    assert asyncio.iscoroutinefunction(dependency)
+    # thread on every request, chat turns included, for microseconds of work. The key schemes are
+    # objects: FastAPI looks at their `__call__`.
+    call = dependency if inspect.isfunction(dependency) else dependency.__call__
+    assert inspect.iscoroutinefunction(call)
+    assert asyncio.iscoroutinefunction(call)

@@ -10,8 +10,8 @@ from memory_guard.core.verdict import Verdict
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.embeddings.local import MODEL_ID
 from memory_guard.verify.features import FEATURES, compare
-from memory_guard.verify.model import PairModel, load_models
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.model import Cutoffs, PairModel, load_models
+from memory_guard.verify.verifier import OfflineVerifier
 from tests.fakes import CountingEmbedder
 
 NAMES = ("similarity", "residual_similarity")
@@ -25,6 +25,7 @@ def _model(hidden: bool) -> PairModel:
         scale=np.array([0.1, 0.2]),
         weights=np.array([2.0, -1.0]),
         bias=0.3,
+        cutoffs=Cutoffs(accept=0.5, reject=0.2, confident=0.95),
         hidden_weights=np.array([[1.0, 0.5], [-0.5, 1.0]]) if hidden else None,
         hidden_bias=np.array([0.1, -0.1]) if hidden else None,
     )
@@ -54,7 +55,7 @@ def test_shipped_file_has_a_classifier_for_the_default_model() -> None:
 
 async def test_leftovers_of_every_candidate_are_embedded_in_one_call() -> None:
     embedder = CountingEmbedder(HashingEmbedder())
-    verifier = OfflineVerifier(_model(hidden=False), Cutoffs(accept=0.5, reject=0.2), embedder)
+    verifier = OfflineVerifier(_model(hidden=False), embedder)
     verdicts = await verifier.verify_many(
         "Comment établir le planning d'un chantier ?",
         [

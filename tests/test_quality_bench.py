@@ -11,7 +11,12 @@ from bench import pairs as bench_pairs
 from bench import quality
 from bench import quality_stats as stats
 
+from memory_guard.core.serve_policy import ServePolicy
+from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.hits.accuracy import wilson_interval
+
+# No verdict: the score alone decides, as with the verifier off.
+COSINE = ServePolicy(similar=0.85, direct=0.95, verified_direct=0.95, confident=0.95)
 
 
 class RaisingEmbedder:
@@ -59,12 +64,35 @@ class FixedEmbedder:
     ],
 )
 def test_decide_thresholds_are_inclusive(score: float, expected: str) -> None:
-    assert stats.decide(float(score), 0.95, 0.85) == expected
+    assert stats.decide_pairs(COSINE, np.array([score]), np.array([False])).tolist() == [expected]
 
 
 def test_decide_equal_thresholds_never_assisted() -> None:
-    assert stats.decide(0.9, 0.9, 0.9) == "direct"
-    assert stats.decide(0.89, 0.9, 0.9) == "miss"
+    policy = ServePolicy(similar=0.9, direct=0.9, verified_direct=0.9, confident=0.95)
+    decided = stats.decide_pairs(policy, np.array([0.9, 0.89]), np.array([False, False]))
+    assert decided.tolist() == ["direct", "miss"]
+
+
+def test_decide_pairs_follows_the_verdicts() -> None:
+    """The bench decides as the guard does: a verdict, not the score alone, serves a candidate."""
+    policy = ServePolicy(similar=0.85, direct=0.95, verified_direct=0.90, confident=0.95)
+    scores = np.array([0.99, 0.91, 0.91, 0.5, 1.0])
+    exact = np.array([False, False, False, False, True])
+    verifications = [
+        Verification(Verdict.REJECT, "number differs"),
+        Verification(Verdict.ACCEPT, "classifier", probability=0.96),
+        Verification(Verdict.ACCEPT, "classifier", probability=0.80),
+        None,
+        None,
+    ]
+    decided = stats.decide_pairs(policy, scores, exact, verifications)
+    assert decided.tolist() == ["assisted", "direct", "assisted", "miss", "direct"]
+
+
+def test_the_sweep_judges_on_the_score_alone() -> None:
+    swept = stats.cosine_alone(COSINE, 0.80)
+    assert (swept.similar, swept.direct) == (0.80, 0.80)
+    assert stats.cosine_alone(COSINE, 0.97).similar == 0.85
 
 
 def test_wilson_interval_known_value() -> None:
@@ -89,7 +117,7 @@ def test_summarize_counts_by_label() -> None:
     scores = np.array([1.0, 0.95, 0.9, 0.5, 0.96, 0.86, 0.2])
     same = np.array([True, True, True, True, False, False, False])
     exact = np.array([True, False, False, False, False, False, False])
-    s = stats.summarize(scores, same, exact, 0.95, 0.85)
+    s = stats.summarize(scores, same, exact, stats.decide_pairs(COSINE, scores, exact))
     assert (s.n, s.n_same, s.n_diff, s.exact) == (7, 4, 3, 1)
     assert (s.same_direct, s.same_assisted) == (2, 1)
     assert (s.diff_direct, s.diff_assisted) == (1, 1)

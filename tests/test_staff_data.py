@@ -21,7 +21,7 @@ from memory_guard.verify.judge import Judgement
 from memory_guard.verify.llm_judge import verification_of
 from memory_guard.verify.order import OrderCheck
 from memory_guard.verify.polarity import PolarityCheck
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.verifier import OfflineVerifier
 from tests.conftest import client_for
 from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply
@@ -293,7 +293,7 @@ def test_reasons_actors_and_import_errors_come_with_codes(
 
 
 def test_every_reason_the_verifier_writes_has_a_code() -> None:
-    checks_only = OfflineVerifier(None, Cutoffs(accept=0.7, reject=0.2))
+    checks_only = OfflineVerifier(None)
     reasons = [
         EXACT.reason,
         checks_only.verify("Quel est le délai ?", "Quel est le délai ?", 0.99).reason,

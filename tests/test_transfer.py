@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 
 from memory_guard.embeddings.hashing import HashingEmbedder
+from memory_guard.memory.sqlite_store import SqliteMemoryStore
 from memory_guard.services import Services
 from memory_guard.settings import Settings
 from tests.conftest import client_for
@@ -213,12 +214,12 @@ async def test_an_import_stopped_midway_stores_nothing(tmp_path: Path) -> None:
         assert (await anext(steps)).done == 0
         assert (await anext(steps)).done == 64
         await steps.aclose()  # what a closed event stream or Ctrl-C does
-        assert await services.memory.store.count_by("acme", "status") == {
+        assert await SqliteMemoryStore(services.db).count_by("acme", "status") == {
             "auto": 0,
             "validated": 0,
             "obsolete": 0,
         }
-        assert len(services.memory.index) == 0
+        assert len(services.guard.index) == 0
         report = await services.transfer.import_lines("acme", lines, "test")
         assert report.imported == 200, "nothing was left half-stored: run again, it stores everything"
     finally:

@@ -35,7 +35,7 @@ EMBEDDING_KEY = "emb-H2faultsSECRET-9876"
 # The per-read timeout is far above the deadlines: only the deadlines can end these runs.
 FAULTY = {
     "llm_api_key": KEY,
-    "openai_api_key": EMBEDDING_KEY,
+    "embedding_api_key": EMBEDDING_KEY,
     "llm_timeout_s": 30.0,
     "llm_turn_deadline_s": 2.0,
     "llm_run_deadline_s": 4.0,

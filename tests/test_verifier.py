@@ -11,9 +11,9 @@ import pytest
 from memory_guard.core.verdict import Verdict
 from memory_guard.verify.features import compare
 from memory_guard.verify.numbers import compare_numbers, numbers_in
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.verifier import OfflineVerifier
 
-RULES_ONLY = OfflineVerifier(None, Cutoffs(accept=0.5, reject=0.2))
+RULES_ONLY = OfflineVerifier(None)
 
 
 def verdict(stored: str, incoming: str) -> tuple[Verdict, str]:

@@ -2,10 +2,11 @@
 
 One command, reproducible (seeded samples, seeded initial weights, full-batch steps):
 
-    .venv/bin/python training/train_verifier.py [--model multilingual-e5-small] [--linear]
+    .venv/bin/python training/train_verifier.py [--model multilingual-e5-small] [--linear] [--data DIR]
 
 Training data: the 'train' half (see `training/splits.py`) of the QQP pairs and of the mock
-paraphrases in ../shared/data, and our hand-written French/English hard pairs in
+paraphrases in the evaluation data folder given by --data (docs/DEVELOPMENT.md, "Evaluation
+data"), and our hand-written French/English hard pairs in
 `training/pairs_hard_fr_en*.jsonl`. `pairs_dev.jsonl` and `bench/data/pairs_holdout.jsonl`
 are never read here: they measure the result (`bench/quality.py`). Each source weighs a set
 share of the loss, so that the hand-written pairs are not drowned by QQP. Pairs that a check
@@ -35,26 +36,25 @@ from bench.pairs import (  # noqa: E402
     compare_pairs,
     score_pairs,
 )
-from bench.quality import read_jsonl  # noqa: E402
+from bench.quality import DEFAULT_DATA, read_jsonl  # noqa: E402
 from bench.quality_stats import Pair  # noqa: E402
 
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 from memory_guard.verify.features import FEATURES  # noqa: E402
-from memory_guard.verify.model import MODEL_FILE, PairModel  # noqa: E402
+from memory_guard.verify.model import DEFAULT_CUTOFFS, MODEL_FILE, Cutoffs, PairModel  # noqa: E402
 from training.fit import fit_logistic, fit_network  # noqa: E402
 from training.splits import half_of  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
 OUTPUT = ROOT / "src" / "memory_guard" / "verify" / MODEL_FILE
 SHARES = {"qqp": 0.4, "mock": 0.1, "hard": 0.5}
 Floats = npt.NDArray[np.float64]
 
 
-def training_pairs(qqp_limit: int, seed: int) -> dict[str, list[Pair]]:
+def training_pairs(data: Path, qqp_limit: int, seed: int) -> dict[str, list[Pair]]:
     rng = random.Random(seed)
-    qqp = [p for p in read_jsonl(DATA / "qqp_pairs.jsonl.gz") if half_of(p.a, p.b) == "train"]
-    mock = [p for p in read_jsonl(DATA / "paraphrases_mock.jsonl") if half_of(p.a, p.b) == "train"]
+    qqp = [p for p in read_jsonl(data / "qqp_pairs.jsonl.gz") if half_of(p.a, p.b) == "train"]
+    mock = [p for p in read_jsonl(data / "paraphrases_mock.jsonl") if half_of(p.a, p.b) == "train"]
     hard = [
         p for path in sorted((ROOT / "training").glob("pairs_hard_fr_en*.jsonl")) for p in read_jsonl(path)
     ]
@@ -99,12 +99,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--linear", action="store_true", help="logistic regression instead of the network")
     parser.add_argument("--no-residual", action="store_true", help="leave out the leftover-words features")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"evaluation data folder (default {DEFAULT_DATA})"
+    )
     args = parser.parse_args(argv)
     overrides = {"embedding_provider": args.provider}
     if args.model:
         overrides["embedding_model"] = args.model
     settings = Settings(_env_file=None, **overrides)  # type: ignore[call-arg]
-    sources = training_pairs(args.qqp_limit, args.seed)
+    sources = training_pairs(args.data, args.qqp_limit, args.seed)
     model_id, items = asyncio.run(compared(sources, settings))
     residual = {"residual_similarity", "leftover_sides", "leftover_stored", "leftover_incoming"}
     names = tuple(n for n in FEATURES if not (args.no_residual and n in residual))
@@ -113,13 +116,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     scale = np.sqrt(np.average((x - mean) ** 2, axis=0, weights=w))
     scale[scale < 1e-9] = 1.0
     z = (x - mean) / scale
+    document = json.loads(args.output.read_text("utf-8")) if args.output.exists() else {"models": {}}
+    # A retrained model keeps the cut-offs chosen for it; they are revisited with bench/quality.py.
+    previous = document["models"].get(model_id, {}).get("cutoffs")
+    cutoffs = Cutoffs(**previous) if previous else DEFAULT_CUTOFFS
     if args.linear:
         weights, bias = fit_logistic(z, y, w)
-        model = PairModel(model_id, names, mean, scale, weights, bias)
+        model = PairModel(model_id, names, mean, scale, weights, bias, cutoffs)
     else:
         hidden_w, hidden_b, weights, bias = fit_network(z, y, w, seed=args.seed)
-        model = PairModel(model_id, names, mean, scale, weights, bias, hidden_w, hidden_b)
-    document = json.loads(args.output.read_text("utf-8")) if args.output.exists() else {"models": {}}
+        model = PairModel(model_id, names, mean, scale, weights, bias, cutoffs, hidden_w, hidden_b)
     document["models"][model_id] = model.to_json()
     args.output.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")
     for name, group in items.items():

@@ -14,6 +14,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from memory_guard.core.field_errors import describe_field_errors
 from memory_guard.settings import Settings
 
 DEV_TENANT = "default"  # the tenant of dev mode, and of these commands unless told otherwise
@@ -33,9 +34,7 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])).upper() or 'settings'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = describe_field_errors(exc.errors(), unnamed="settings", spell=str.upper)
         sys.exit(f"memory-guard: invalid settings: {problems}")
 
 

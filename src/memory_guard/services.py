@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,33 +28,37 @@ from memory_guard.core.serve_policy import ServePolicy
 from memory_guard.db.bookkeeping import Bookkeeping, RowWriter
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
-from memory_guard.embeddings.cache import CachingEmbedder
+from memory_guard.embeddings.cache import CACHE_SIZE, CachingEmbedder
 from memory_guard.embeddings.factory import build_embedder
 from memory_guard.embeddings.readiness import Readiness
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.service import HitService
 from memory_guard.hits.sqlite_store import SqliteHitStore
 from memory_guard.memory.audit_store import SqliteAuditLog
-from memory_guard.memory.guard import Guard, Thresholds
+from memory_guard.memory.audit_trail import AuditTrail
+from memory_guard.memory.entries import EntryService
+from memory_guard.memory.guard import Guard, LookupLimits
 from memory_guard.memory.import_store import SqliteImportStaging
 from memory_guard.memory.index import VectorIndex
+from memory_guard.memory.learning import Learner
 from memory_guard.memory.lookup_store import SqliteLookupLog
 from memory_guard.memory.lookups import LoggedLookup
 from memory_guard.memory.proposal_store import SqliteProposalStore
 from memory_guard.memory.proposals import ProposalService
-from memory_guard.memory.service import MemoryService
+from memory_guard.memory.search import EntrySearch
 from memory_guard.memory.sqlite_store import SqliteMemoryStore
 from memory_guard.memory.stats import MemoryStats, Price
 from memory_guard.memory.store import IndexRow, MemoryStore
 from memory_guard.memory.transfer import MemoryTransfer, discard_abandoned_imports
+from memory_guard.memory.writer import EntryWriter
 from memory_guard.ops.metrics import Metrics
 from memory_guard.settings import Settings
 from memory_guard.upstream.llm import ChatModel
 from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.judge_store import SqliteJudgementStore
-from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, LlmJudge
+from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, JUDGE_MAX_TOKENS, LlmJudge
 from memory_guard.verify.model import load_models
-from memory_guard.verify.verifier import Cutoffs, OfflineVerifier
+from memory_guard.verify.verifier import OfflineVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +70,12 @@ def build_chat_model(settings: Settings, *, judge: bool = False) -> OpenAIChatMo
         base_url=settings.llm_base_url,
         api_key=settings.llm_api_key.get_secret_value(),
         model=settings.memory_judge_model if judge else settings.llm_model,
-        max_tokens=settings.memory_judge_max_tokens if judge else settings.llm_max_tokens,
+        max_tokens=JUDGE_MAX_TOKENS if judge else settings.llm_max_tokens,
         timeout_s=settings.memory_judge_timeout_s if judge else settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
-        referer=settings.app_url,
-        title=settings.app_name,
         turn_deadline_s=settings.memory_judge_timeout_s if judge else settings.llm_turn_deadline_s,
         max_answer_chars=JUDGE_MAX_ANSWER_CHARS if judge else settings.llm_max_answer_chars,
-        secrets=[settings.openai_api_key.get_secret_value()],
+        secrets=[settings.embedding_api_key.get_secret_value()],
     )
 
 
@@ -85,22 +88,23 @@ def verifier_of(settings: Settings, embedder: Embedder) -> OfflineVerifier | Non
         logger.warning(
             "no pair classifier was trained for %s: the verifier runs its checks only", embedder.model_id
         )
-    cutoffs = Cutoffs(accept=settings.memory_verifier_accept, reject=settings.memory_verifier_reject)
-    return OfflineVerifier(model, cutoffs, embedder)
+    return OfflineVerifier(model, embedder)
 
 
-def policy_of(settings: Settings) -> ServePolicy:
+def policy_of(settings: Settings, verifier: OfflineVerifier | None) -> ServePolicy:
+    # The confident cut-off ships with the classifier (verify/pair_model.json). With no classifier
+    # there is no probability, and only the judge's yes can be confident.
+    classifier = verifier.model if verifier is not None else None
     return ServePolicy(
+        similar=settings.memory_similarity_threshold,
         direct=settings.memory_direct_threshold,
         verified_direct=settings.memory_verified_direct_threshold,
-        confident=settings.memory_verifier_confident,
+        confident=classifier.cutoffs.confident if classifier is not None else 1.0,
     )
 
 
-def thresholds_of(settings: Settings) -> Thresholds:
-    return Thresholds(
-        direct=settings.memory_direct_threshold,
-        similar=settings.memory_similarity_threshold,
+def limits_of(settings: Settings) -> LookupLimits:
+    return LookupLimits(
         top_k=settings.memory_assisted_top_k,
         max_age=timedelta(days=settings.memory_max_age_days),
         auto_prune=settings.memory_auto_prune,
@@ -155,7 +159,10 @@ class Services:
     judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
     metrics: Metrics
     bookkeeping: Bookkeeping
-    memory: MemoryService
+    guard: Guard
+    entries: EntryService
+    search: EntrySearch
+    audit: AuditTrail
     transfer: MemoryTransfer
     stats: MemoryStats
     hits: HitService
@@ -163,6 +170,9 @@ class Services:
     chat: ChatService
     readiness: Readiness
     proposals: ProposalService
+    # What `aclose` closes, the last opened first: the bookkeeping (flushed while the database is
+    # still open), then the models, the embedder, the database.
+    resources: AsyncExitStack
 
     @classmethod
     async def open(
@@ -174,16 +184,22 @@ class Services:
         judge_model: ChatModel | None = None,
         clock: Clock = utc_now,
     ) -> Services:
-        agents = AgentDirectory.from_file(settings.agents_file)
-        db = await Database.open(settings.memory_db_path)
-        embedder = embedder or build_embedder(settings)
-        chat_model = chat_model or build_chat_model(settings)
-        # Off (the default), no judge client exists at all, so nothing can ever call it.
-        if not settings.memory_judge_enabled:
-            judge_model = None
-        elif judge_model is None:
-            judge_model = build_chat_model(settings, judge=True)
-        try:
+        # Whatever fails midway, what was opened so far is closed, as `aclose` would.
+        async with AsyncExitStack() as resources:
+            db = await Database.open(settings.memory_db_path)
+            resources.push_async_callback(db.close)
+            embedder = embedder or build_embedder(settings)
+            resources.push_async_callback(embedder.aclose)
+            # Off (the default), no judge client exists at all, so nothing can ever call it.
+            if not settings.memory_judge_enabled:
+                judge_model = None
+            elif judge_model is None:
+                judge_model = build_chat_model(settings, judge=True)
+            if judge_model is not None:
+                resources.push_async_callback(judge_model.aclose)
+            chat_model = chat_model or build_chat_model(settings)
+            resources.push_async_callback(chat_model.aclose)
+            agents = AgentDirectory.from_file(settings.agents_file)
             metrics = Metrics()
             store = SqliteMemoryStore(db)
             conversation_store = SqliteConversationStore(db)
@@ -194,93 +210,101 @@ class Services:
                     RowWriter(Exchange, conversation_store.append_exchanges),
                 ],
                 metrics,
-                capacity=settings.memory_bookkeeping_queue,
-                batch=settings.memory_bookkeeping_batch,
             )
-            thresholds = thresholds_of(settings)
+            limits = limits_of(settings)
             # Before the index is read: rows of an import that never finished are nobody's.
             staging = SqliteImportStaging(db)
             await discard_abandoned_imports(staging)
-            index = await load_index(store, embedder, thresholds.max_age)
-            cached = CachingEmbedder(embedder, settings.embedding_cache_size, metrics)
+            index = await load_index(store, embedder, limits.max_age)
+            cached = CachingEmbedder(embedder, CACHE_SIZE, metrics)
             verifier = verifier_of(settings, cached)
             judgements = SqliteJudgementStore(db)
             judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
             floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
-            policy = policy_of(settings)
             guard = Guard(
-                store,
-                index,
-                cached,
-                thresholds,
-                metrics,
-                clock,
-                verifier,
-                policy,
-                judge,
-                floors,
+                store=store,
+                index=index,
+                embedder=cached,
+                limits=limits,
+                policy=policy_of(settings, verifier),
+                metrics=metrics,
+                clock=clock,
                 bookkeeping=bookkeeping,
+                verifier=verifier,
+                judge=judge,
+                floors=floors,
             )
             hits = HitService(SqliteHitStore(db), clock, floors)
             await hits.load_floors()
             lookup_log = SqliteLookupLog(db)
-            memory = MemoryService(
-                guard, clock, SqliteAuditLog(db), lookup_log, settings.memory_search_min_score
+            writer = EntryWriter(store=store, index=index, guard=guard, clock=clock, max_age=limits.max_age)
+            search = EntrySearch(
+                store=store,
+                guard=guard,
+                lookups=lookup_log,
+                embedding_model=index.model_id,
+                floor=settings.memory_search_min_score,
             )
             price = Price(settings.memory_price_per_1k_tokens, settings.memory_price_currency)
-            stats = MemoryStats(store, lookup_log, hits, judgements, judge is not None, price, clock)
-            proposals = ProposalService(SqliteProposalStore(db), memory, clock)
-            conversations = ConversationService(conversation_store, proposals, hits)
+            stats = MemoryStats(
+                store=store,
+                lookups=lookup_log,
+                hits=hits,
+                judgements=judgements,
+                judge_enabled=judge is not None,
+                price=price,
+                clock=clock,
+            )
+            proposals = ProposalService(store=SqliteProposalStore(db), writer=writer, clock=clock)
+            conversations = ConversationService(store=conversation_store, proposals=proposals, hits=hits)
             loop = AgentLoop(
-                chat_model, builtin_registry(), settings.agent_max_turns, metrics, settings.llm_run_deadline_s
+                model=chat_model,
+                registry=builtin_registry(),
+                max_turns=settings.agent_max_turns,
+                metrics=metrics,
+                run_deadline_s=settings.llm_run_deadline_s,
             )
             chat = ChatService(
-                memory,
-                conversations,
-                loop,
-                agents,
-                settings.history_messages,
-                clock,
+                guard=guard,
+                learner=Learner(writer=writer),
+                conversations=conversations,
+                loop=loop,
+                agents=agents,
+                history_messages=settings.history_messages,
+                clock=clock,
                 bookkeeping=bookkeeping,
                 unit_of_work=db.transaction,
             )
             bookkeeping.start()
+            resources.push_async_callback(bookkeeping.close)
             # Start-up leaves some 140,000 objects (modules, schemas, routes, settings) that live
             # as long as the process, and every full collection scanned them again: pauses of
             # 80-180 ms of the event loop measured while an import allocates. Collected once and
             # frozen, they are never scanned again.
             gc.collect()
             gc.freeze()
-        except BaseException:
-            await chat_model.aclose()
-            if judge_model is not None:
-                await judge_model.aclose()
-            await embedder.aclose()
-            await db.close()
-            raise
-        return cls(
-            settings,
-            db,
-            embedder,
-            chat_model,
-            judge_model,
-            metrics,
-            bookkeeping,
-            memory,
-            MemoryTransfer(memory, staging, DEFAULT_AGENT, clock),
-            stats,
-            hits,
-            conversations,
-            chat,
-            Readiness(embedder),
-            proposals,
-        )
+            return cls(
+                settings=settings,
+                db=db,
+                embedder=embedder,
+                chat_model=chat_model,
+                judge_model=judge_model,
+                metrics=metrics,
+                bookkeeping=bookkeeping,
+                guard=guard,
+                entries=EntryService(writer=writer, guard=guard),
+                search=search,
+                audit=AuditTrail(audit=SqliteAuditLog(db), writer=writer),
+                transfer=MemoryTransfer(writer=writer, staging=staging, default_agent=DEFAULT_AGENT),
+                stats=stats,
+                hits=hits,
+                conversations=conversations,
+                chat=chat,
+                readiness=Readiness(embedder),
+                proposals=proposals,
+                # Opened: from now on they are closed by `aclose`, not when this block ends.
+                resources=resources.pop_all(),
+            )
 
     async def aclose(self) -> None:
-        # First, while the database is open: what was answered is written before the stop.
-        await self.bookkeeping.close()
-        await self.chat_model.aclose()
-        if self.judge_model is not None:
-            await self.judge_model.aclose()
-        await self.embedder.aclose()
-        await self.db.close()
+        await self.resources.aclose()

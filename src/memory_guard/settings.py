@@ -1,20 +1,44 @@
 """Service settings, read from the environment first and then from `.env`.
 
-Names follow API.md and the seed documents so that an existing `.env` keeps working.
+Only what an operator tunes is a setting; docs/API.md lists them. What depends on a trained
+model (the verifier's cut-offs) ships with that model in `verify/pair_model.json`, and internal
+sizes are constants beside the code they size. A renamed setting still reads its old name, with
+a deprecation warning, so that an existing `.env` keeps working.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+logger = logging.getLogger(__name__)
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
+
+# Old variable name -> the setting that replaced it. The old name keeps working, with a warning.
+RENAMED = {"openai_api_key": "embedding_api_key"}
+# Variables that are no longer settings -> where the value lives now. Ignored, with a warning, so
+# that a `.env` copied from an older `.env.example` says what to delete.
+REMOVED = {
+    "memory_verifier_accept": "the pair classifier's cut-offs in verify/pair_model.json",
+    "memory_verifier_reject": "the pair classifier's cut-offs in verify/pair_model.json",
+    "memory_verifier_confident": "the pair classifier's cut-offs in verify/pair_model.json",
+    "memory_judge_max_tokens": "a constant of verify/llm_judge.py",
+    "memory_bookkeeping_queue": "a constant of db/bookkeeping.py",
+    "memory_bookkeeping_batch": "a constant of db/bookkeeping.py",
+    "embedding_cache_size": "a constant of embeddings/cache.py",
+    "app_url": "a constant of upstream/openai_chat.py",
+    "app_name": "a constant of upstream/openai_chat.py",
+}
 
 
 class Role(StrEnum):
@@ -66,7 +90,14 @@ def parse_api_keys(raw: str) -> tuple[ApiKey, ...]:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        # `embedding_api_key=...` works as well as its aliases in code and tests.
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
 
     memory_db_path: Path = Field(
         default=Path("data/agents_memory.db"),
@@ -94,24 +125,11 @@ class Settings(BaseSettings):
         default=0.90,
         ge=0.0,
         le=1.0,
-        description="Lowest score served directly when the verifier is confident (classifier probability "
-        ">= MEMORY_VERIFIER_CONFIDENT, or the LLM judge said yes); at or above MEMORY_DIRECT_THRESHOLD "
+        description="Lowest score served directly when the verifier is confident (the pair classifier's "
+        "confident cut-off, or the LLM judge said yes); at or above MEMORY_DIRECT_THRESHOLD "
         "a plain yes is enough. 0.90 keeps the measured precision of direct answers at 98% for the "
         "default model (bench/RESULTS.md); raise it for multilingual-e5-small, whose scores crowd "
         "above 0.90.",
-    )
-    memory_verifier_accept: float = Field(
-        default=0.7, ge=0.0, le=1.0, description="Classifier probability from which the verifier says yes."
-    )
-    memory_verifier_confident: float = Field(
-        default=0.95, ge=0.0, le=1.0, description="Classifier probability from which a yes is confident."
-    )
-    memory_verifier_reject: float = Field(
-        default=0.2,
-        ge=0.0,
-        le=1.0,
-        description="Classifier probability below which the verifier says no; between this and "
-        "MEMORY_VERIFIER_ACCEPT it is unsure (and asks the LLM judge when one is enabled).",
     )
     memory_scope_floors: bool = Field(
         default=True,
@@ -139,9 +157,6 @@ class Settings(BaseSettings):
         description="Longest time one judge verdict may take in all (connection, retries, answer), "
         "seconds; the lookup waits for it, and without a verdict the candidate stays unsure.",
     )
-    memory_judge_max_tokens: int = Field(
-        default=16, ge=1, description="Completion budget of one judge verdict (YES or NO and a short reason)."
-    )
     memory_max_age_days: float = Field(
         default=180,
         ge=0,
@@ -149,15 +164,6 @@ class Settings(BaseSettings):
     )
     memory_auto_prune: bool = Field(
         default=True, description="Delete expired entries of a scope when a lookup meets them."
-    )
-    memory_bookkeeping_queue: int = Field(
-        default=10_000,
-        ge=1,
-        description="Lookup-log rows and served-answer histories waiting to be written after their "
-        "answers; when the database falls this far behind, answers wait for room.",
-    )
-    memory_bookkeeping_batch: int = Field(
-        default=256, ge=1, description="Most queued rows written in one transaction."
     )
     memory_assisted_top_k: int = Field(
         default=3, ge=1, le=20, description="How many close matches at most are given to the LLM."
@@ -213,10 +219,6 @@ class Settings(BaseSettings):
     agent_max_turns: int = Field(
         default=10, ge=1, le=50, description="Upper bound of LLM turns per question."
     )
-    app_url: str = Field(
-        default="http://localhost:8000", description="Sent as HTTP-Referer (OpenRouter app attribution)."
-    )
-    app_name: str = Field(default="memory-guard", description="Sent as X-Title (OpenRouter app attribution).")
     agents_file: Path | None = Field(
         default=None,
         description="JSON file of agent identities and rules; without it every agent gets the default one.",
@@ -234,18 +236,17 @@ class Settings(BaseSettings):
     embedding_base_url: str = Field(
         default="https://api.openai.com/v1", description="Base URL of the OpenAI-compatible embeddings API."
     )
-    openai_api_key: SecretStr = Field(default=SecretStr(""), description="Key for the embeddings endpoint.")
+    embedding_api_key: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices("embedding_api_key", "openai_api_key"),
+        description="Key for the embeddings endpoint (EMBEDDING_PROVIDER=openai). Formerly OPENAI_API_KEY, "
+        "which is still read, with a deprecation warning.",
+    )
     embedding_deadline_s: float = Field(
         default=30.0,
         gt=0,
         description="Longest time one request to the embeddings endpoint (EMBEDDING_PROVIDER=openai) may "
         "take in all, retries included, seconds.",
-    )
-    embedding_cache_size: int = Field(
-        default=4096,
-        ge=0,
-        description="Embeddings of recent questions kept in memory (keyed on model and normalized "
-        "text), so a repeated question is not embedded again; 0 turns the cache off.",
     )
     api_keys: SecretStr = Field(
         default=SecretStr(""),
@@ -306,12 +307,21 @@ class Settings(BaseSettings):
             raise ValueError("MEMORY_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD")
         if self.memory_verified_direct_threshold < self.memory_similarity_threshold:
             raise ValueError("MEMORY_VERIFIED_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD")
-        if not self.memory_verifier_reject <= self.memory_verifier_accept <= self.memory_verifier_confident:
-            raise ValueError(
-                "verifier cut-offs must be ordered: MEMORY_VERIFIER_REJECT <= MEMORY_VERIFIER_ACCEPT "
-                "<= MEMORY_VERIFIER_CONFIDENT"
-            )
         return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The sources are the only place that still sees which name a value came under.
+        for source in (init_settings, env_settings, dotenv_settings):
+            _warn_outdated(_names_in(source))
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     @property
     def keys(self) -> tuple[ApiKey, ...]:
@@ -320,3 +330,24 @@ class Settings(BaseSettings):
     @property
     def dev_mode(self) -> bool:
         return not self.keys
+
+
+def _names_in(source: PydanticBaseSettingsSource) -> Mapping[str, object]:
+    """The variables (or keyword arguments) a source was given, by lower-case name."""
+    given = getattr(source, "init_kwargs", None) or getattr(source, "env_vars", None) or {}
+    return {str(name).lower(): value for name, value in given.items()}
+
+
+def _warn_outdated(names: Mapping[str, object]) -> None:
+    messages = [
+        f"{old.upper()} is deprecated: rename it {new.upper()} (the old name still works for now)"
+        for old, new in RENAMED.items()
+        if old in names
+    ] + [
+        f"{name.upper()} is no longer a setting and is ignored: it is now {where}"
+        for name, where in REMOVED.items()
+        if name in names
+    ]
+    for message in messages:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        logger.warning(message)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_guard.conversations.store import Message
+from memory_guard.core.shorten import shorten
 from memory_guard.upstream.llm import ChatMessage
 
 _LINE_CHARS = 160
@@ -35,9 +36,7 @@ def _summarize(older: Sequence[Message]) -> str | None:
     budget = _SUMMARY_CHARS
     # Newest first, so that when the budget runs out it is the oldest turns that go.
     for message in reversed(older):
-        text = " ".join(message.content.split())
-        if len(text) > _LINE_CHARS:
-            text = text[: _LINE_CHARS - 1] + "…"
+        text = shorten(" ".join(message.content.split()), _LINE_CHARS)
         line = f"- {'Utilisateur' if message.role == 'user' else 'Assistant'} : {text}"
         if len(line) > budget:
             break

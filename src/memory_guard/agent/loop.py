@@ -1,4 +1,4 @@
-"""The tool-calling agent loop (seed 002): stream a turn, run the requested skills, repeat."""
+"""The tool-calling agent loop: stream a turn, run the requested skills, repeat."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from memory_guard.agent import events
-from memory_guard.agent.events import Event
+from memory_guard.agent.events import Event, SkillResultEvent, SkillStartEvent, StatusEvent, TextEvent
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
 from memory_guard.core.errors import MemoryGuardError, UpstreamTimeout
@@ -21,7 +20,7 @@ DEFAULT_RUN_DEADLINE_S = 300.0
 
 @dataclass(slots=True)
 class LoopResult:
-    """Filled in while the loop runs; complete only when `completed` is True."""
+    """Filled in while the loop runs; complete once `run` has ended without raising."""
 
     final_text: str = ""
     full_text: str = ""
@@ -30,13 +29,12 @@ class LoopResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     skills_used: list[str] = field(default_factory=list)
-    turns: int = 0
-    completed: bool = False
 
 
 class AgentLoop:
     def __init__(
         self,
+        *,
         model: ChatModel,
         registry: SkillRegistry,
         max_turns: int,
@@ -56,7 +54,6 @@ class AgentLoop:
         # Every turn and skill of the run ends by this deadline, whatever each one's own.
         deadline = asyncio.get_running_loop().time() + self._run_deadline_s
         for _ in range(self._max_turns):
-            result.turns += 1
             turn_text: list[str] = []
             calls: list[ToolCallRequest] = []
             capped = False
@@ -64,7 +61,7 @@ class AgentLoop:
                 async for item in self.model.stream(messages, tools, deadline=deadline):
                     if isinstance(item, TextDelta):
                         turn_text.append(item.text)
-                        yield events.text(item.text)
+                        yield TextEvent(content=item.text)
                     elif isinstance(item, ToolCallRequest):
                         calls.append(item)
                     elif isinstance(item, TurnEnd):
@@ -77,15 +74,15 @@ class AgentLoop:
             text = "".join(turn_text)
             result.full_text += text
             if capped:
-                yield events.status(
-                    "Réponse tronquée : elle dépassait la longueur permise ; elle ne sera pas mémorisée."
+                yield StatusEvent(
+                    content="Réponse tronquée : elle dépassait la longueur permise ; "
+                    "elle ne sera pas mémorisée."
                 )
             if not calls:
                 result.final_text = text
-                result.completed = True
                 return
             messages.append(_assistant_turn(text, calls))
-            yield events.status("Exécution des outils…")
+            yield StatusEvent(content="Exécution des outils…")
             async for event in self._run_skills(calls, messages, context, result, deadline):
                 yield event
         raise MemoryGuardError(
@@ -108,14 +105,14 @@ class AgentLoop:
         deadline: float,
     ) -> AsyncIterator[Event]:
         for call in calls:
-            yield events.skill_start(call.name, _params_of(call.arguments))
+            yield SkillStartEvent(skill=call.name, params=_params_of(call.arguments))
             try:
                 async with asyncio.timeout_at(deadline):
                     outcome = await self.registry.execute(call.name, call.arguments, context)
             except TimeoutError:
                 raise UpstreamTimeout("the answer was not ready within the time allowed") from None
             rendered = json.dumps(outcome.result, ensure_ascii=False, default=str)
-            yield events.skill_result(call.name, rendered)
+            yield SkillResultEvent(skill=call.name, result_preview=rendered)
             result.skills_used.append(call.name)
             result.company_specific = result.company_specific or outcome.company_specific
             messages.append({"role": "tool", "tool_call_id": call.id, "content": _capped(rendered)})

@@ -1,4 +1,4 @@
-"""The system prompt, assembled per request (seed 002): identity, company, skills, grounding."""
+"""The system prompt, assembled per request: identity, company, skills, grounding."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from memory_guard.agent.profiles import AgentProfile
 from memory_guard.agent.skills.base import Skill
+from memory_guard.core.shorten import shorten
 
 # Profiles come from clients: cap what one may add to every prompt.
 _PROFILE_CHARS = 2000
@@ -60,4 +61,4 @@ def _profile_text(entreprise: dict[str, Any]) -> str:
         rendered = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         lines.append(f"- {key} : {rendered}")
     text = "\n".join(lines)
-    return text if len(text) <= _PROFILE_CHARS else text[: _PROFILE_CHARS - 1] + "…"
+    return shorten(text, _PROFILE_CHARS)

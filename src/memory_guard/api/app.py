@@ -9,13 +9,13 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from memory_guard.api import chat, ops, staff, staff_proposals, staff_reports, staff_transfer, ui
+from memory_guard.api import chat, docs, ops, staff, staff_proposals, staff_reports, staff_transfer, ui
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
 from memory_guard.api.freshness import ReadYourWrites
 from memory_guard.api.headers import StaffHeaders
 from memory_guard.api.limits import BodyLimit
-from memory_guard.api.openapi import with_bearer
+from memory_guard.api.openapi import documented
 from memory_guard.embeddings.base import Embedder
 from memory_guard.services import Services
 from memory_guard.settings import Settings
@@ -48,10 +48,11 @@ def create_app(
         finally:
             await services.aclose()
 
-    # The interactive docs pages load their scripts from a CDN, which air-gapped users cannot reach;
-    # the schema itself stays at /openapi.json.
+    # FastAPI's own docs pages load their scripts from a CDN, which air-gapped users cannot reach:
+    # api/docs.py serves Swagger UI at /docs from an installed package instead.
     app = FastAPI(title="memory-guard", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.keyring = KeyRing(settings.keys)
+    app.state.metrics_token = settings.metrics_token
     install_error_handlers(app)
 
     app.add_middleware(ReadYourWrites)
@@ -72,6 +73,7 @@ def create_app(
         )
 
     app.include_router(ops.router)
+    app.include_router(docs.router)
     app.include_router(chat.router)
     # Before staff.router, whose /staff/memory/{entry_id} would otherwise take /staff/memory/ui.
     app.include_router(ui.router)
@@ -80,5 +82,5 @@ def create_app(
     app.include_router(staff_transfer.router)
     app.include_router(staff_proposals.router)
     app.include_router(staff.router)
-    app.openapi = with_bearer(app)  # type: ignore[method-assign]
+    app.openapi = documented(app)  # type: ignore[method-assign]
     return app

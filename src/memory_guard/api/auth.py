@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Request, Security
+from fastapi.openapi.models import HTTPBearer as BearerModel
+from fastapi.security.base import SecurityBase
+from pydantic import SecretStr
 
 from memory_guard.core.errors import Forbidden, Unauthorized
 from memory_guard.settings import ApiKey, Role
@@ -57,15 +61,37 @@ class KeyRing:
         return Principal(found.tenant, roles, found.actor)
 
 
-# The dependencies are `async def` though they never wait: FastAPI runs a plain `def` one in its
-# thread pool, a round trip through another thread on every request for a few microseconds of work.
-async def client(request: Request) -> Principal:
-    ring: KeyRing = request.app.state.keyring
-    return ring.identify(request.headers.get("authorization"))
+# The schemes below are what the OpenAPI document declares (an HTTP bearer each: the Authorize button
+# of /docs, and the `security` of every route that depends on one); calling one checks the header.
+# Their calls are `async def` though they never wait: FastAPI runs a plain `def` in its thread pool,
+# a round trip through another thread on every request for a few microseconds of work.
+class KeyScheme(SecurityBase):
+    def __init__(self) -> None:
+        self.model = BearerModel(description="A key of API_KEYS: its tenant and role decide what it sees.")
+        self.scheme_name = "bearer"
+
+    async def __call__(self, request: Request) -> Principal:
+        ring: KeyRing = request.app.state.keyring
+        return ring.identify(request.headers.get("authorization"))
 
 
-async def staff(request: Request) -> Principal:
-    principal = await client(request)
+class MetricsTokenScheme(SecurityBase):
+    def __init__(self) -> None:
+        self.model = BearerModel(description="METRICS_TOKEN: /metrics asks for it when it is set.")
+        self.scheme_name = "metrics_token"
+
+    async def __call__(self, request: Request) -> None:
+        expected: SecretStr = request.app.state.metrics_token
+        token = expected.get_secret_value()
+        if token and not same_secret(token, bearer_token(request.headers.get("authorization"))):
+            raise Unauthorized("/metrics needs Authorization: Bearer <METRICS_TOKEN>", code="invalid_key")
+
+
+client = KeyScheme()
+metrics_reader = MetricsTokenScheme()
+
+
+async def staff(principal: Annotated[Principal, Security(client)]) -> Principal:
     if Role.STAFF not in principal.roles:
         raise Forbidden("this route is for staff keys only", code="staff_only")
     return principal

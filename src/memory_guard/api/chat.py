@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 from sse_starlette.sse import EventSourceResponse
 
 from memory_guard.api.deps import ClientDep, ServicesDep
-from memory_guard.api.openapi import errors
+from memory_guard.api.openapi import CHAT_STREAM, errors
 from memory_guard.api.params import ConversationId, Id
+from memory_guard.api.responses.chat import FeedbackOut, Messages
 from memory_guard.api.schemas import ChatBody, FeedbackBody
 from memory_guard.api.sse import event_stream
 from memory_guard.chat.service import ChatRequest
@@ -17,7 +16,7 @@ from memory_guard.core.bounds import bounded_json
 from memory_guard.core.errors import InvalidRequest
 from memory_guard.settings import Settings
 
-router = APIRouter(responses=errors(400, 401, 404, 413, 422))
+router = APIRouter(responses=errors(400, 401, 404, 413, 422, "5XX"))
 
 
 def _request(body: ChatBody, conversation_id: str | None, settings: Settings) -> ChatRequest:
@@ -50,13 +49,13 @@ def _request(body: ChatBody, conversation_id: str | None, settings: Settings) ->
     )
 
 
-@router.post("/chat", response_class=EventSourceResponse)
+@router.post("/chat", response_class=EventSourceResponse, responses=CHAT_STREAM)
 async def chat(body: ChatBody, principal: ClientDep, services: ServicesDep) -> EventSourceResponse:
     run = await services.chat.open(principal.tenant, _request(body, None, services.settings))
     return event_stream(run.events())
 
 
-@router.post("/chat/{conversation_id}/message", response_class=EventSourceResponse)
+@router.post("/chat/{conversation_id}/message", response_class=EventSourceResponse, responses=CHAT_STREAM)
 async def chat_message(
     conversation_id: ConversationId, body: ChatBody, principal: ClientDep, services: ServicesDep
 ) -> EventSourceResponse:
@@ -66,24 +65,23 @@ async def chat_message(
 
 
 @router.get("/chat/{conversation_id}/messages")
-async def messages(
-    conversation_id: ConversationId, principal: ClientDep, services: ServicesDep
-) -> dict[str, Any]:
+async def messages(conversation_id: ConversationId, principal: ClientDep, services: ServicesDep) -> Messages:
     history = await services.conversations.history(principal.tenant, conversation_id)
-    return {"items": [message.to_public() for message in history]}
+    return Messages.model_validate({"items": [message.to_public() for message in history]})
 
 
-@router.post("/chat/{conversation_id}/messages/{message_id}/feedback")
+# 409: the message is a question, or nothing was learned from the answer.
+@router.post("/chat/{conversation_id}/messages/{message_id}/feedback", responses=errors(409))
 async def feedback(
     conversation_id: ConversationId,
     message_id: Id,
     body: FeedbackBody,
     principal: ClientDep,
     services: ServicesDep,
-) -> dict[str, Any]:
+) -> FeedbackOut:
     """`outcome`: `applied` (the entry changed), `proposed` (staff will decide: `proposal_id`) or
     `unchanged`; `status` is the entry's status after it. memory/proposal.py has the rule."""
     result = await services.conversations.feedback(
         principal.tenant, conversation_id, message_id, body.validated, body.corrected_answer, principal.actor
     )
-    return result.to_public()
+    return FeedbackOut.model_validate(result.to_public())

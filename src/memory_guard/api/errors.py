@@ -11,13 +11,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from memory_guard.api.responses.errors import ErrorBody, ErrorDetail
 from memory_guard.core.errors import MemoryGuardError
+from memory_guard.core.field_errors import describe_field_errors
 
 logger = logging.getLogger(__name__)
 
 
 def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+    body = ErrorBody(error=ErrorDetail(code=code, message=message, **extra))
+    return JSONResponse(body.model_dump(mode="json"), status_code=status)
 
 
 async def _domain(request: Request, exc: Exception) -> JSONResponse:
@@ -30,11 +33,8 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
     problems = exc.errors()
     if any(p.get("type") == "json_invalid" for p in problems):
         return error_response(400, "invalid_json", "the request body is not valid JSON")
-    details = []
-    for problem in problems:
-        location = ".".join(str(part) for part in problem.get("loc", ()) if part != "body")
-        details.append(f"{location or 'body'}: {problem.get('msg', 'invalid')}")
-    return error_response(422, "invalid_request", "; ".join(details))
+    details = describe_field_errors(problems, unnamed="body", skip=("body",))
+    return error_response(422, "invalid_request", details)
 
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:

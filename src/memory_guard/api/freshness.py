@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-# Requests that need nothing written beforehand: chat turns (the hot path), probes, and the staff
-# page's own files (they hold no data, and must load even while the writer is held up).
-_PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
-_PAGE_FILES = "/staff/memory/ui"
+# Requests that need nothing written beforehand: chat turns (the hot path), probes, the API's
+# description, and the files of the staff page and of the docs (they hold no data, and must load even
+# while the writer is held up).
+_PROBES = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json"})
+_PAGE_FILES = ("/staff/memory/ui", "/docs")
 
 
 def _is_chat_turn(method: str, path: str) -> bool:

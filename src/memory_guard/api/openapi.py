@@ -1,7 +1,10 @@
-"""What the OpenAPI document declares beyond the routes: the error answers and the bearer key.
+"""What the OpenAPI document declares beyond what FastAPI derives from the routes: the error answers
+and the event streams.
 
-The errors are declared once per router (`errors(...)`), with the body every 4xx really has, so that a
-generated client or a fuzzer knows them; the bearer scheme is added to every route that reads a key.
+The errors are declared once per router (`errors(...)`) with the body every error really has
+(api/errors.py renders it; it replaces FastAPI's own 422 schema, which this API never sends), so that
+a generated client or a fuzzer knows them. A stream's 200 answer is `text/event-stream`, each frame
+one of the event models, named by its `type`; `documented(app)` adds those models to the components.
 """
 
 from __future__ import annotations
@@ -11,49 +14,83 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
-from memory_guard.api.schemas import ErrorBody
+from memory_guard.agent.events import CHAT_EVENTS, StreamEvent
+from memory_guard.api.responses.errors import ErrorBody
+from memory_guard.api.responses.transfer import IMPORT_EVENTS
 
-_MEANINGS = {
+_MEANINGS: dict[int | str, str] = {
     400: "The body is not valid JSON.",
     401: "No key, or an unknown one.",
     403: "The key's role may not call this route.",
     404: "No such resource for this tenant.",
-    409: "The request conflicts with the current state.",
+    409: "The request conflicts with the current state (duplicate_question names the entry that "
+    "holds the question).",
     413: "The body is larger than the limit.",
     422: "A field is invalid; the message names it.",
     503: "Not ready.",
+    "5XX": "The service or an upstream failed: internal_error, upstream_error, upstream_timeout, "
+    "upstream_not_configured.",
+}
+_REF = "#/components/schemas/{model}"
+
+
+def errors(*statuses: int | str) -> dict[int | str, dict[str, Any]]:
+    """The `responses=` of a router: each status with the error body, which is JSON whatever the
+    route's own answer is."""
+    body = {"application/json": {"schema": {"$ref": _REF.format(model=ErrorBody.__name__)}}}
+    return {status: {"description": _MEANINGS[status], "content": body} for status in statuses}
+
+
+STAFF_ERRORS = errors(400, 401, 403, 404, 413, 422, "5XX")
+
+
+def stream_of(events: tuple[type[StreamEvent], ...]) -> dict[str, Any]:
+    """The `content` of an answer that streams these events. In OpenAPI 3.1 the `schema` of an event
+    stream describes one frame (as FastAPI and schemathesis read it): its `event` is the event's
+    `type`, its `data` the event's model as JSON."""
+    frames = [
+        {
+            "title": event.model_fields["type"].default,
+            "type": "object",
+            "properties": {
+                "event": {"const": event.model_fields["type"].default},
+                "data": {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": _REF.format(model=event.__name__)},
+                },
+            },
+            "required": ["event", "data"],
+        }
+        for event in events
+    ]
+    return {"text/event-stream": {"schema": {"oneOf": frames}}}
+
+
+CHAT_STREAM: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-Sent Events: each frame's `event` names it and its `data` is the event as "
+        "JSON; the stream ends with exactly one `done` or one `error`.",
+        "content": stream_of(CHAT_EVENTS),
+    }
 }
 
-# Routes whose dependencies read the bearer key (the staff page itself needs none).
-_KEYED_PREFIXES = ("/chat", "/staff/")
 
-
-def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """The `responses=` of a router: each status with the error body."""
-    return {status: {"model": ErrorBody, "description": _MEANINGS[status]} for status in statuses}
-
-
-STAFF_ERRORS = errors(400, 401, 403, 404, 413, 422)
-
-
-def with_bearer(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """An `app.openapi` that also declares the bearer key on the keyed routes."""
+def documented(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """An `app.openapi` whose components also hold the error body and the stream events' models."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
-            schema.setdefault("components", {})["securitySchemes"] = {
-                "bearer": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "An API key of API_KEYS; its tenant and role decide what it sees.",
-                }
-            }
-            for path, operations in schema.get("paths", {}).items():
-                if path.startswith(_KEYED_PREFIXES):
-                    for operation in operations.values():
-                        operation["security"] = [{"bearer": []}]
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            models: tuple[type[BaseModel], ...] = (ErrorBody, *CHAT_EVENTS, *IMPORT_EVENTS)
+            _, extra = models_json_schema([(model, "serialization") for model in models], ref_template=_REF)
+            for name, model in extra.get("$defs", {}).items():
+                if components.setdefault(name, model) != model:
+                    raise RuntimeError(f"two different schemas are named {name} in the OpenAPI document")
             app.openapi_schema = schema
         return app.openapi_schema
 

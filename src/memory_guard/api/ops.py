@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter, Response, Security
 
-from fastapi import APIRouter, Request, Response
-
-from memory_guard.api.auth import bearer_token, same_secret
+from memory_guard.api.auth import metrics_reader
 from memory_guard.api.deps import ServicesDep
-from memory_guard.core.errors import NotReady, Unauthorized
+from memory_guard.api.openapi import errors
+from memory_guard.api.responses.ops import Health, Ready
+from memory_guard.core.errors import NotReady
 from memory_guard.ops.metrics import METRICS_CONTENT_TYPE
 
 router = APIRouter()
 
 
+class MetricsResponse(Response):
+    media_type = METRICS_CONTENT_TYPE
+
+
 @router.get("/healthz")
-async def healthz() -> dict[str, str]:
-    return {"status": "ok"}
+async def healthz() -> Health:
+    return Health(status="ok")
 
 
-@router.get("/readyz")
-async def readyz(services: ServicesDep) -> dict[str, Any]:
+@router.get("/readyz", responses=errors(503))
+async def readyz(services: ServicesDep) -> Ready:
     try:
         store_ok = await services.db.ping()
         embedder_ok = await services.readiness.embedder_ok()
@@ -28,12 +32,15 @@ async def readyz(services: ServicesDep) -> dict[str, Any]:
         raise NotReady(f"not ready: {type(exc).__name__}") from exc
     if not store_ok or not embedder_ok:
         raise NotReady("not ready: store or embedder check failed")
-    return {"status": "ready", "store": "ok", "embedder": services.embedder.model_id}
+    return Ready(status="ready", store="ok", embedder=services.embedder.model_id)
 
 
-@router.get("/metrics")
-async def metrics(services: ServicesDep, request: Request) -> Response:
-    token = services.settings.metrics_token.get_secret_value()
-    if token and not same_secret(token, bearer_token(request.headers.get("authorization"))):
-        raise Unauthorized("/metrics needs Authorization: Bearer <METRICS_TOKEN>", code="invalid_key")
-    return Response(services.metrics.render(), media_type=METRICS_CONTENT_TYPE)
+@router.get(
+    "/metrics",
+    response_class=MetricsResponse,
+    responses=errors(401),
+    dependencies=[Security(metrics_reader)],
+)
+async def metrics(services: ServicesDep) -> MetricsResponse:
+    """The Prometheus text format."""
+    return MetricsResponse(services.metrics.render())

@@ -85,14 +85,3 @@ class RejectProposalBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reason: Text | None = Field(default=None, max_length=2000)
-
-
-class ErrorDetail(BaseModel):
-    code: str = Field(description="stable, machine-readable: e.g. invalid_request, not_found")
-    message: str = Field(description="what is wrong, for a person")
-
-
-class ErrorBody(BaseModel):
-    """The body of every 4xx and 5xx answer."""
-
-    error: ErrorDetail

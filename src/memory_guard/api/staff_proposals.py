@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Body, Query
 
 from memory_guard.api.deps import ServicesDep, StaffDep
 from memory_guard.api.openapi import STAFF_ERRORS, errors
 from memory_guard.api.params import Cursor, Id
+from memory_guard.api.responses.proposals import ProposalOut, ProposalPage
 from memory_guard.api.schemas import AcceptProposalBody, RejectProposalBody
 from memory_guard.memory.proposal import ProposalStatus
 
@@ -23,16 +24,16 @@ async def list_proposals(
     status: ProposalStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Cursor = None,
-) -> dict[str, Any]:
+) -> ProposalPage:
     """The tenant's proposals, newest first (`status=pending`: those waiting for staff)."""
     items, next_cursor = await services.proposals.page(principal.tenant, status, limit, cursor)
-    return {"items": [p.to_public() for p in items], "next_cursor": next_cursor}
+    return ProposalPage.model_validate({"items": [p.to_public() for p in items], "next_cursor": next_cursor})
 
 
 @router.get("/{proposal_id}")
-async def get_proposal(proposal_id: Id, principal: StaffDep, services: ServicesDep) -> dict[str, Any]:
+async def get_proposal(proposal_id: Id, principal: StaffDep, services: ServicesDep) -> ProposalOut:
     proposal = await services.proposals.get(principal.tenant, proposal_id)
-    return proposal.to_public()
+    return ProposalOut.model_validate(proposal.to_public())
 
 
 @router.post("/{proposal_id}/accept")
@@ -41,12 +42,12 @@ async def accept_proposal(
     principal: StaffDep,
     services: ServicesDep,
     body: Annotated[AcceptProposalBody | None, Body()] = None,
-) -> dict[str, Any]:
+) -> ProposalOut:
     """Apply it to its entry; 409 `entry_changed` (with the entry's `current` state) when the entry
     changed since the proposal was made, unless `force`."""
     force = body.force if body else False
     proposal = await services.proposals.accept(principal.tenant, proposal_id, principal.actor, force)
-    return proposal.to_public()
+    return ProposalOut.model_validate(proposal.to_public())
 
 
 @router.post("/{proposal_id}/reject")
@@ -55,7 +56,7 @@ async def reject_proposal(
     principal: StaffDep,
     services: ServicesDep,
     body: Annotated[RejectProposalBody | None, Body()] = None,
-) -> dict[str, Any]:
+) -> ProposalOut:
     reason = body.reason if body else None
     proposal = await services.proposals.reject(principal.tenant, proposal_id, principal.actor, reason)
-    return proposal.to_public()
+    return ProposalOut.model_validate(proposal.to_public())

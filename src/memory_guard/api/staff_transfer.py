@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,10 +10,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from sse_starlette.sse import EventSourceResponse
 
+from memory_guard.agent.events import ErrorEvent
 from memory_guard.api.deps import ServicesDep, StaffDep
 from memory_guard.api.filters import EntryFilterDep
-from memory_guard.api.openapi import STAFF_ERRORS
-from memory_guard.api.sse import PING_SECONDS
+from memory_guard.api.openapi import STAFF_ERRORS, stream_of
+from memory_guard.api.responses.transfer import (
+    IMPORT_EVENTS,
+    ImportDoneEvent,
+    ImportEvent,
+    ImportProgressEvent,
+    ImportReport,
+)
+from memory_guard.api.sse import event_stream
 from memory_guard.core.errors import InvalidRequest, MemoryGuardError, PayloadTooLarge
 from memory_guard.memory.transfer import ImportProgress
 
@@ -45,10 +52,14 @@ async def export(principal: StaffDep, services: ServicesDep, where: EntryFilterD
     )
 
 
-@router.post(IMPORT_PATH.removeprefix("/staff/memory"), response_model=None)
+# With `Accept: text/event-stream`, the answer is a stream instead of the report.
+_IMPORT_STREAM: dict[int | str, dict[str, Any]] = {200: {"content": stream_of(IMPORT_EVENTS)}}
+
+
+@router.post(IMPORT_PATH.removeprefix("/staff/memory"), response_model=ImportReport, responses=_IMPORT_STREAM)
 async def import_entries(
     request: Request, principal: StaffDep, services: ServicesDep, skip_bad_lines: bool = False
-) -> dict[str, Any] | EventSourceResponse:
+) -> ImportReport | EventSourceResponse:
     """The body is the JSON Lines file itself. Nothing is imported from a file with a bad line
     unless `skip_bad_lines` is true. With `Accept: text/event-stream` the answer is a stream of
     `progress` events ({done, total} entries embedded) ending with one `done` (the report) or
@@ -57,29 +68,25 @@ async def import_entries(
     plan = await services.transfer.plan_import(principal.tenant, lines, skip_bad_lines)
     progress = services.transfer.run_import(plan, principal.actor)
     if "text/event-stream" in request.headers.get("accept", ""):
-        return EventSourceResponse(_progress_frames(progress), ping=PING_SECONDS)
+        return event_stream(_progress_events(progress))
     async for _ in progress:
         pass
-    return plan.report.to_public()
+    return ImportReport.model_validate(plan.report.to_public())
 
 
-async def _progress_frames(progress: AsyncIterator[ImportProgress]) -> AsyncIterator[dict[str, str]]:
+async def _progress_events(progress: AsyncIterator[ImportProgress]) -> AsyncIterator[ImportEvent]:
     try:
         async for step in progress:
             if step.report is None:
-                yield _frame("progress", {"done": step.done, "total": step.total})
+                yield ImportProgressEvent(done=step.done, total=step.total)
             else:
-                yield _frame("done", step.report.to_public())
+                yield ImportDoneEvent.model_validate(step.report.to_public())
     except MemoryGuardError as exc:
-        yield _frame("error", {"code": exc.code, "message": exc.message})
+        yield ErrorEvent(code=exc.code, message=exc.message)
     except Exception:
         # Past the first event the status line is sent: the stream itself must say it failed.
         logger.exception("an import failed midway; nothing of it was stored")
-        yield _frame("error", {"code": "internal_error", "message": "the import failed; nothing was stored"})
-
-
-def _frame(kind: str, data: dict[str, Any]) -> dict[str, str]:
-    return {"event": kind, "data": json.dumps({"type": kind, **data}, ensure_ascii=False)}
+        yield ErrorEvent(code="internal_error", message="the import failed; nothing was stored")
 
 
 async def _lines(request: Request, limit: int) -> list[str]:

@@ -1,4 +1,4 @@
-"""The staff web page (API.md "GET /staff/memory/ui"): static files; its data comes from the staff routes.
+"""The staff web page (GET /staff/memory/ui): static files; its data comes from the staff routes.
 
 The page holds no secret, so these routes need no key: the browser sends the staff key itself, on each
 call to the data routes.

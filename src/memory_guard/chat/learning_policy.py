@@ -1,4 +1,4 @@
-"""The learning policy (seed 000 §5): which completed answers become memory entries.
+"""The learning policy: which completed answers become memory entries.
 
 An answer is learned only when the run completed, is not marked invalid, stands alone, and is
 not tailored to the asking company. The company profile sits in the system prompt, so an answer

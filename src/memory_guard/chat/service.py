@@ -1,7 +1,7 @@
 """A chat run: guard lookup, then a direct answer or the agent loop, then learning and history.
 
 `open()` does every check that can fail before the stream starts, so that bad input
-gets a 4xx instead of an `error` event. `ChatRun.events()` then yields API.md's events
+gets a 4xx instead of an `error` event. `ChatRun.events()` then yields the events of docs/API.md
 and always ends with exactly one `done` or one `error`.
 """
 
@@ -17,8 +17,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_guard.agent import events
-from memory_guard.agent.events import Event
+from memory_guard.agent.events import (
+    CachedResponseEvent,
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    MemoryContextEvent,
+    MemoryMatch,
+    StatusEvent,
+    Usage,
+)
 from memory_guard.agent.history import build_history
 from memory_guard.agent.loop import AgentLoop, LoopResult
 from memory_guard.agent.profiles import AgentDirectory, AgentProfile
@@ -32,8 +40,8 @@ from memory_guard.core.decision import Decision
 from memory_guard.core.errors import MemoryGuardError, UpstreamError
 from memory_guard.core.scope import Scope
 from memory_guard.db.bookkeeping import Bookkeeping
-from memory_guard.memory.guard import GuardResult
-from memory_guard.memory.service import MemoryService
+from memory_guard.memory.guard import Guard, GuardResult
+from memory_guard.memory.learning import Learner
 from memory_guard.memory.standalone import stands_alone
 
 logger = logging.getLogger(__name__)
@@ -67,17 +75,19 @@ class _Plan:
 class ChatService:
     def __init__(
         self,
-        memory: MemoryService,
+        *,
+        guard: Guard,
+        learner: Learner,
         conversations: ConversationService,
         loop: AgentLoop,
         agents: AgentDirectory,
         history_messages: int,
         clock: Clock,
-        *,
         bookkeeping: Bookkeeping,
         unit_of_work: Callable[[], AbstractAsyncContextManager[object]],
     ) -> None:
-        self.memory = memory
+        self.guard = guard
+        self.learner = learner
         self.conversations = conversations
         self.loop = loop
         self.agents = agents
@@ -129,34 +139,32 @@ class ChatRun:
                     self._log_end(event, started)
                 yield event
         except MemoryGuardError as exc:
-            failure = events.error(exc.code, exc.message)
+            failure = ErrorEvent(code=exc.code, message=exc.message)
             self._log_end(failure, started)
             yield failure
         except Exception:
             logger.exception("chat run failed")
-            yield events.error("internal_error", "the run failed on our side; it has been logged")
+            yield ErrorEvent(code="internal_error", message="the run failed on our side; it has been logged")
 
     def _log_end(self, event: Event, started: float) -> None:
-        data = event.payload
         elapsed_ms = (time.perf_counter() - started) * 1000
         where = f"tenant={self._plan.tenant} conversation={self._plan.conversation_id}"
-        if event.type == "done":
-            usage = data["usage"]
+        if isinstance(event, DoneEvent):
             logger.info(
                 "chat %s decision=%s learned=%s tokens=%d+%d %.0fms",
                 where,
-                data["decision"],
-                data["learned_entry_id"],
-                usage["prompt_tokens"],
-                usage["completion_tokens"],
+                event.decision,
+                event.learned_entry_id,
+                event.usage.prompt_tokens,
+                event.usage.completion_tokens,
                 elapsed_ms,
             )
-        else:
-            logger.warning("chat %s error=%s (%s) %.0fms", where, data["code"], data["message"], elapsed_ms)
+        elif isinstance(event, ErrorEvent):
+            logger.warning("chat %s error=%s (%s) %.0fms", where, event.code, event.message, elapsed_ms)
 
     async def _events(self) -> AsyncIterator[Event]:
         plan = self._plan
-        guard = self._service.memory.guard
+        guard = self._service.guard
         found = GuardResult(Decision.MISS)
         if plan.request.cache is CacheMode.USE:
             try:
@@ -164,18 +172,17 @@ class ChatRun:
             except UpstreamError as exc:
                 # The embeddings endpoint is down: answer without memory rather than not at all.
                 logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
-                yield events.status("Mémoire indisponible : réponse sans elle.")
+                yield StatusEvent(content="Mémoire indisponible : réponse sans elle.")
         if found.served is not None:
             for event in await self._serve_from_memory(found):
                 yield event
             return
         grounding: list[Grounding] = []
         if found.decision is Decision.ASSISTED:
-            matches = found.matches(guard.thresholds.similar)
+            matches = guard.policy.grounding(found.candidates)
             grounding = [Grounding(c.entry.question, c.entry.answer, c.score) for c in matches]
-            yield Event(
-                "memory_context",
-                {"entries": [{"entry_id": c.entry.id, "score": round(c.score, 4)} for c in matches]},
+            yield MemoryContextEvent(
+                entries=[MemoryMatch(entry_id=c.entry.id, score=round(c.score, 4)) for c in matches]
             )
         result = LoopResult()
         context = SkillContext(plan.scope, plan.request.entreprise, guard)
@@ -203,7 +210,6 @@ class ChatRun:
         served = found.served
         assert served is not None
         entry = served.entry
-        store = self._service.conversations.store
         exchange = Exchange(
             plan.tenant,
             plan.conversation_id,
@@ -215,25 +221,22 @@ class ChatRun:
                 entry_id=entry.id,
                 metadata={"score": served.score, "served_entry_id": entry.id, "lookup_id": found.lookup_id},
             ),
-            store.reserve_ids(),
+            self._service.conversations.reserve_ids(),
             self._service.clock(),
         )
         # Shielded: once the ids are given out, the exchange is queued even if the client leaves.
         await asyncio.shield(self._service.bookkeeping.put(exchange))
         answer_id = exchange.ids[1]
-        cached = Event(
-            "cached_response",
-            {
-                "answer": entry.answer,
-                "score": round(served.score, 4),
-                "entry_id": entry.id,
-                "matched_question": entry.question,
-                "status": entry.status.value,
-            },
+        cached = CachedResponseEvent(
+            answer=entry.answer,
+            score=round(served.score, 4),
+            entry_id=entry.id,
+            matched_question=entry.question,
+            status=entry.status,
         )
         return cached, self._done(answer_id, Decision.DIRECT, None, 0, 0)
 
-    async def _finish(self, found: GuardResult, result: LoopResult) -> Event:
+    async def _finish(self, found: GuardResult, result: LoopResult) -> DoneEvent:
         plan = self._plan
         request = plan.request
         outcome = Outcome(
@@ -249,17 +252,17 @@ class ChatRun:
         if reason is None and vector is None:
             # Embedded before the write transaction: nothing slow may run while it holds the writer.
             try:
-                vector = await self._service.memory.guard.embed(request.message)
+                vector = await self._service.guard.embed(request.message)
             except UpstreamError as exc:
                 logger.warning("answer not learned, embeddings unavailable: %s", exc.message)
                 reason = "embedding_unavailable"
         entry_id: int | None = None
-        memory = self._service.memory
+        learner = self._service.learner
         # The question's learning lock before the writer, the order every writer takes them in.
-        learning = memory.learning_lock(plan.scope, request.message) if reason is None else nullcontext()
+        learning = learner.learning_lock(plan.scope, request.message) if reason is None else nullcontext()
         async with learning, self._service.unit_of_work():
             if reason is None:
-                entry, reason = await memory.learn(
+                entry, reason = await learner.learn(
                     plan.scope,
                     request.message,
                     result.final_text,
@@ -268,7 +271,7 @@ class ChatRun:
                     replace=request.cache is CacheMode.REFRESH,
                 )
                 entry_id = entry.id if entry else None
-            _, answer_id = await self._service.conversations.store.append_exchange(
+            _, answer_id = await self._service.conversations.record_exchange(
                 plan.tenant,
                 plan.conversation_id,
                 NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
@@ -297,14 +300,11 @@ class ChatRun:
 
     def _done(
         self, message_id: int, decision: Decision, entry_id: int | None, prompt: int, completion: int
-    ) -> Event:
-        return Event(
-            "done",
-            {
-                "conversation_id": self._plan.conversation_id,
-                "message_id": message_id,
-                "decision": decision.value,
-                "learned_entry_id": entry_id,
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
-            },
+    ) -> DoneEvent:
+        return DoneEvent(
+            conversation_id=self._plan.conversation_id,
+            message_id=message_id,
+            decision=decision,
+            learned_entry_id=entry_id,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
         )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
-from memory_guard.conversations.store import ConversationStore, Exchange, Message
+from memory_guard.conversations.store import ConversationStore, Exchange, Message, NewMessage
 from memory_guard.core.errors import Conflict, NotFound
 from memory_guard.hits.service import HitService
 from memory_guard.memory.proposal import ClientFeedback, FeedbackResult
@@ -12,14 +13,14 @@ from memory_guard.memory.proposals import ProposalService
 
 
 class ConversationService:
-    def __init__(self, store: ConversationStore, proposals: ProposalService, hits: HitService) -> None:
-        self.store = store
+    def __init__(self, *, store: ConversationStore, proposals: ProposalService, hits: HitService) -> None:
+        self._store = store
         self._proposals = proposals
         self._hits = hits
 
     async def require(self, tenant: str, conversation_id: str) -> None:
         # Another tenant's conversation is reported as missing: its existence is not ours to reveal.
-        if not await self.store.exists(tenant, conversation_id):
+        if not await self._store.exists(tenant, conversation_id):
             raise NotFound(f"no conversation {conversation_id!r}", code="conversation_not_found")
 
     async def history(
@@ -36,9 +37,20 @@ class ConversationService:
         ]
         if not pending:
             await self.require(tenant, conversation_id)
-        stored = await self.store.messages(conversation_id)
+        stored = await self._store.messages(conversation_id)
         written = {message.id for message in stored}
         return sorted([*stored, *(m for m in pending if m.id not in written)], key=lambda m: m.id)
+
+    def reserve_ids(self) -> tuple[int, int]:
+        """The ids of a question and its answer, for an exchange queued to be written later."""
+        return self._store.reserve_ids()
+
+    async def record_exchange(
+        self, tenant: str, conversation_id: str, question: NewMessage, answer: NewMessage, now: datetime
+    ) -> tuple[int, int]:
+        """Record a question and its answer together, or neither (the conversation is created if new);
+        inside a unit of work, with it. Returns their ids."""
+        return await self._store.append_exchange(tenant, conversation_id, question, answer, now)
 
     async def feedback(
         self,
@@ -52,7 +64,7 @@ class ConversationService:
         """A client's feedback on an answer: applied or proposed to staff as memory/proposal.py
         rules; `actor` is the audit name of the client's key."""
         await self.require(tenant, conversation_id)
-        message = await self.store.message(conversation_id, message_id)
+        message = await self._store.message(conversation_id, message_id)
         if message is None:
             raise NotFound(f"no message {message_id} in this conversation", code="message_not_found")
         if message.role != "assistant":

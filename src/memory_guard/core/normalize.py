@@ -28,7 +28,7 @@ def normalize_question(text: str) -> str:
 
 
 def key_hash(tenant: str, agent: str, project: str, phase: str, question: str) -> str:
-    """SHA-256 over the scope and the normalized question (seed 000's key_hash)."""
+    """SHA-256 over the scope and the normalized question: the entry's `key_hash`."""
     material = "\x1f".join((tenant, agent, project, phase, normalize_question(question)))
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 

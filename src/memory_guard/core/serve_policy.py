@@ -1,17 +1,51 @@
-"""When a verified candidate may be served with no LLM call."""
+"""The serve policy: every threshold, and the rule that turns candidates into a decision.
+
+A lookup's candidates are the stored questions nearest to the one asked, best score first.
+The first candidate that `serves` is answered `direct` (no LLM call); otherwise the candidates
+at or above `similar` ground the LLM (`assisted`); otherwise the lookup is a `miss`. The guard,
+the staff lookup, the chat turn and the quality bench all decide through this one object.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
+from memory_guard.core.decision import Decision
 from memory_guard.core.verdict import Verdict, Verification
+
+
+class Scored(Protocol):
+    """What the rule reads of a candidate."""
+
+    @property
+    def score(self) -> float: ...  # cosine similarity; 1.0 for an exact match
+
+    @property
+    def exact(self) -> bool: ...  # same normalized question
+
+    @property
+    def verification(self) -> Verification | None: ...  # None when the verifier did not look
+
+
+C = TypeVar("C", bound=Scored)
 
 
 @dataclass(frozen=True, slots=True)
 class ServePolicy:
-    direct: float  # lowest score served on the offline verifier's plain yes
+    similar: float  # lowest score of a candidate: given to the LLM as grounding, or served
+    direct: float  # lowest score served on the offline verifier's plain yes (or with no verifier)
     verified_direct: float  # lowest score served on a confident yes (classifier or LLM judge)
     confident: float  # classifier probability that makes a yes confident
+
+    def __post_init__(self) -> None:
+        # A candidate below `similar` is never served: the direct floors cannot sit under it.
+        if self.direct < self.similar or self.verified_direct < self.similar:
+            raise ValueError(
+                f"direct floors ({self.direct}, {self.verified_direct}) below the similarity "
+                f"threshold {self.similar}"
+            )
 
     def confident_yes(self, verification: Verification) -> bool:
         if verification.verdict is not Verdict.ACCEPT:
@@ -20,9 +54,49 @@ class ServePolicy:
             return True
         return verification.probability is not None and verification.probability >= self.confident
 
-    def serves(self, score: float, verification: Verification) -> bool:
+    def serves(self, candidate: Scored, scope_floor: float = 0.0) -> bool:
+        """Whether the candidate's stored answer may be served as is.
+
+        `scope_floor`: the lowest score the scope's reviewed answers vouch for (0 when none); it
+        binds every candidate but an exact match. With no verdict the score alone decides.
+        """
+        if candidate.score < self.similar:
+            return False
+        if candidate.exact:
+            return True
+        if candidate.score < scope_floor:
+            return False
+        verification = candidate.verification
+        if verification is None:
+            return candidate.score >= self.direct
         if verification.verdict is Verdict.EXACT:
             return True
         if verification.verdict is not Verdict.ACCEPT:
             return False
-        return score >= self.direct or (self.confident_yes(verification) and score >= self.verified_direct)
+        if candidate.score >= self.direct:
+            return True
+        return self.confident_yes(verification) and candidate.score >= self.verified_direct
+
+    def verify_from(self, scope_floor: float = 0.0) -> float:
+        """The lowest score at which a verdict can make a candidate serve: below it, none is needed."""
+        return max(min(self.direct, self.verified_direct), scope_floor)
+
+    def grounding(self, candidates: Sequence[C]) -> list[C]:
+        """The candidates close enough to be given to the LLM as grounding."""
+        return [c for c in candidates if c.score >= self.similar]
+
+    def decide(
+        self, candidates: Sequence[C], allow_direct: bool, scope_floor: float = 0.0
+    ) -> tuple[Decision, C | None]:
+        """The decision for candidates ordered best score first, and the candidate served direct.
+
+        A better-scored candidate that does not serve is passed over for the first one that does.
+        `allow_direct` False (a question that needs the conversation) never answers direct.
+        """
+        if not candidates or candidates[0].score < self.similar:
+            return Decision.MISS, None
+        if allow_direct:
+            for candidate in candidates:
+                if self.serves(candidate, scope_floor):
+                    return Decision.DIRECT, candidate
+        return Decision.ASSISTED, None

@@ -70,6 +70,12 @@ _LAST_RETRY_S = 2.0
 _RETRY_FOR_S = 120.0
 
 
+# Not settings: sized for the writer, not for a deployment. The queue holds minutes of answers at
+# the single writer's pace before an answer waits for room; one batch is one short transaction.
+QUEUE_CAPACITY = 10_000
+BATCH_ROWS = 256
+
+
 class Bookkeeping:
     def __init__(
         self,
@@ -77,8 +83,8 @@ class Bookkeeping:
         writers: Sequence[RowWriter],
         metrics: Metrics,
         *,
-        capacity: int,
-        batch: int,
+        capacity: int = QUEUE_CAPACITY,
+        batch: int = BATCH_ROWS,
     ) -> None:
         self._db = db
         self._writers = {writer.kind: writer for writer in writers}

@@ -20,6 +20,8 @@ from memory_guard.ops.metrics import Metrics
 
 # Calls with more texts than this are bulk work, not questions being asked.
 BULK = 8
+# Not a setting: 4,096 vectors of 384 floats are 6 MB, and recent questions repeat well within it.
+CACHE_SIZE = 4096
 
 
 class CachingEmbedder:

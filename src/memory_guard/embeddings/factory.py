@@ -29,7 +29,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return OpenAIEmbedder(
             base_url=settings.embedding_base_url,
-            api_key=settings.openai_api_key,
+            api_key=settings.embedding_api_key,
             model=settings.embedding_model,
             deadline_s=settings.embedding_deadline_s,
             secrets=[settings.llm_api_key.get_secret_value()],

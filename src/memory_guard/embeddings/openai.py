@@ -50,7 +50,7 @@ class OpenAIEmbedder:
         key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         if not key:
             raise ValueError(
-                "EMBEDDING_PROVIDER=openai needs OPENAI_API_KEY "
+                "EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY "
                 "(any non-empty value for an endpoint that takes no key)"
             )
         # A blank EMBEDDING_MODEL= in a `.env` means "default", as for the local provider.

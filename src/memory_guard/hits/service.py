@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from memory_guard.core.clock import Clock
 from memory_guard.core.errors import NotFound
+from memory_guard.core.paging import cut_page
 from memory_guard.hits.accuracy import wilson_interval
 from memory_guard.hits.floors import ScopeFloors
 from memory_guard.hits.store import HitStore, Review, ServedHit
@@ -39,10 +40,8 @@ class HitService:
     async def page(
         self, tenant: str, review: Review | Literal["none"] | None, limit: int, before: int | None
     ) -> tuple[list[ServedHit], int | None]:
-        items = await self.store.served_hits(tenant, review, limit + 1, before)
-        more = len(items) > limit
-        items = items[:limit]
-        return items, (items[-1].lookup_id if more and items else None)
+        rows = await self.store.served_hits(tenant, review, limit + 1, before)
+        return cut_page(rows, limit, lambda hit: hit.lookup_id)
 
     async def stats(self, tenant: str) -> dict[str, Any]:
         totals = await self.store.served_totals(tenant)

@@ -6,12 +6,16 @@ from datetime import datetime
 from typing import Literal
 
 from memory_guard.core.clock import to_text
+from memory_guard.core.decision import Decision
 from memory_guard.core.scope import Scope
+from memory_guard.core.verdict import Verdict
 from memory_guard.db.database import Database
 from memory_guard.hits.store import Review, ServedHit, ServedTotals
 
-_SERVED = "tenant = ? AND decision = 'direct'"
-_SERVED_L = "l.tenant = ? AND l.decision = 'direct'"
+_DIRECT = f"decision = '{Decision.DIRECT.value}'"
+_SERVED = f"tenant = ? AND {_DIRECT}"
+_SERVED_L = f"l.tenant = ? AND l.{_DIRECT}"
+_NOT_EXACT = f"verdict IS NOT '{Verdict.EXACT.value}'"  # NULL (verifier off) included
 
 
 class SqliteHitStore:
@@ -76,7 +80,7 @@ class SqliteHitStore:
         by_verdict = {row["verdict"]: row["n"] for row in rows}
         return ServedTotals(
             served=sum(by_verdict.values()),
-            exact=by_verdict.get("exact", 0),
+            exact=by_verdict.get(Verdict.EXACT.value, 0),
             reviewed=sum(row["reviewed"] or 0 for row in rows),
             wrong=sum(row["wrong"] or 0 for row in rows),
             by_verdict=by_verdict,
@@ -84,7 +88,7 @@ class SqliteHitStore:
 
     async def reviewed_scores(self, scope: Scope | None = None) -> list[tuple[Scope, float, bool]]:
         """(scope, score, wrong) of every reviewed non-exact served answer, of one scope or all."""
-        where = "decision = 'direct' AND review IS NOT NULL AND score IS NOT NULL AND verdict IS NOT 'exact'"
+        where = f"{_DIRECT} AND {_NOT_EXACT} AND review IS NOT NULL AND score IS NOT NULL"
         params: tuple[str, ...] = ()
         if scope is not None:
             where += " AND tenant = ? AND agent = ? AND project = ? AND phase = ?"

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_guard.core.errors import InvalidRequest
 from memory_guard.memory.audit import Action
-from memory_guard.memory.entry import Entry, Status
+from memory_guard.memory.entry import Entry, Status, clean_tags
 
 _STATUS_ACTIONS = {Status.VALIDATED: Action.VALIDATE, Status.OBSOLETE: Action.OBSOLETE}
 
@@ -38,7 +38,7 @@ class Edit:
         if self.status is not None:
             fields["status"] = self.status
         if self.tags is not None:
-            fields["tags"] = _clean_tags(self.tags)
+            fields["tags"] = clean_tags(self.tags)
         if self.clear_expiry:
             fields["expires_at"] = None
         elif self.expires_at is not None:
@@ -56,12 +56,3 @@ class Edit:
         if set(fields) == {"status"}:
             return _STATUS_ACTIONS.get(fields["status"], Action.EDIT)
         return Action.EDIT
-
-
-def _clean_tags(tags: Sequence[str]) -> list[str]:
-    """Tags are trimmed, kept in order, without blanks or repeats."""
-    cleaned: list[str] = []
-    for tag in (t.strip() for t in tags):
-        if tag and tag not in cleaned:
-            cleaned.append(tag)
-    return cleaned

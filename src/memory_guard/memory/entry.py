@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from memory_guard.core.clock import to_text
+from memory_guard.core.errors import NotFound
 from memory_guard.core.scope import Scope
 
 
@@ -51,7 +53,7 @@ class Entry:
         return self.status is not Status.OBSOLETE and now < self.effective_expiry(max_age)
 
     def to_public(self, max_age: timedelta) -> dict[str, Any]:
-        """The entry as API.md lists its fields."""
+        """The entry as docs/API.md lists its fields."""
         return {
             "id": self.id,
             "question": self.question,
@@ -70,3 +72,17 @@ class Entry:
             "embedding_model": self.embedding_model,
             "metadata": dict(self.metadata),
         }
+
+
+def entry_not_found(entry_id: int) -> NotFound:
+    return NotFound(f"no memory entry {entry_id}", code="entry_not_found")
+
+
+def clean_tags(tags: Sequence[str]) -> list[str]:
+    """Tags as every entry keeps them, however they came in (staff, an import): trimmed, in their
+    order, without blanks or repeats. Their length is bounded where they enter (`bounds.Tag`)."""
+    cleaned: list[str] = []
+    for tag in (t.strip() for t in tags):
+        if tag and tag not in cleaned:
+            cleaned.append(tag)
+    return cleaned

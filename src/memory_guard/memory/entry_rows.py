@@ -44,23 +44,29 @@ def blob_to_vector(blob: bytes) -> Vectors:
     return np.frombuffer(blob, dtype="<f4").astype(np.float32)
 
 
-def row_to_entry(row: Row) -> Entry:
+def row_to_entry(row: Row, prefix: str = "") -> Entry:
+    """The entry of a row holding every column of `COLUMNS`, each named with `prefix` before it."""
+
+    def column(name: str) -> Any:
+        return row[prefix + name]
+
+    last_used, expires = column("last_used_at"), column("expires_at")
     return Entry(
-        id=row["id"],
-        scope=Scope(row["tenant"], row["agent"], row["project"], row["phase"]),
-        question=row["question"],
-        answer=row["answer"],
-        status=Status(row["status"]),
-        source=Source(row["source"]),
-        key_hash=row["key_hash"],
-        created_at=from_text(row["created_at"]),
-        updated_at=from_text(row["updated_at"]),
-        usage_count=row["usage_count"],
-        tags=json.loads(row["tags"]),
-        last_used_at=from_text(row["last_used_at"]) if row["last_used_at"] else None,
-        expires_at=from_text(row["expires_at"]) if row["expires_at"] else None,
-        embedding_model=row["embedding_model"],
-        metadata=json.loads(row["metadata"]),
+        id=column("id"),
+        scope=Scope(column("tenant"), column("agent"), column("project"), column("phase")),
+        question=column("question"),
+        answer=column("answer"),
+        status=Status(column("status")),
+        source=Source(column("source")),
+        key_hash=column("key_hash"),
+        created_at=from_text(column("created_at")),
+        updated_at=from_text(column("updated_at")),
+        usage_count=column("usage_count"),
+        tags=json.loads(column("tags")),
+        last_used_at=from_text(last_used) if last_used else None,
+        expires_at=from_text(expires) if expires else None,
+        embedding_model=column("embedding_model"),
+        metadata=json.loads(column("metadata")),
     )
 
 

@@ -40,12 +40,12 @@ ASSISTED_USAGE = 1
 
 
 @dataclass(frozen=True, slots=True)
-class Thresholds:
-    direct: float
-    similar: float
-    top_k: int
-    max_age: timedelta
-    auto_prune: bool
+class LookupLimits:
+    """How far a lookup looks; what it may serve is the serve policy's."""
+
+    top_k: int  # candidates from the index
+    max_age: timedelta  # an entry not updated for this long is no longer served
+    auto_prune: bool  # remove the expired entries a lookup finds
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ class Candidate:
     entry: Entry
     score: float
     exact: bool = False
-    verification: Verification | None = None  # None when the verifier is off
+    verification: Verification | None = None  # None when not verified (verifier off, or too far)
 
 
 @dataclass(slots=True)
@@ -69,10 +69,6 @@ class GuardResult:
     def best(self) -> Candidate | None:
         return self.candidates[0] if self.candidates else None
 
-    def matches(self, similar: float) -> list[Candidate]:
-        """The candidates close enough to be given to the LLM as grounding."""
-        return [c for c in self.candidates if c.score >= similar]
-
 
 def tokens_of(entry: Entry) -> int:
     """Tokens the answer cost when it was learned: what serving it again saves."""
@@ -83,23 +79,23 @@ def tokens_of(entry: Entry) -> int:
 class Guard:
     def __init__(
         self,
+        *,
         store: MemoryStore,
         index: VectorIndex,
         embedder: Embedder,
-        thresholds: Thresholds,
+        limits: LookupLimits,
+        policy: ServePolicy,
         metrics: Metrics,
         clock: Clock,
-        verifier: OfflineVerifier | None,
-        policy: ServePolicy,
+        bookkeeping: Bookkeeping,
+        verifier: OfflineVerifier | None = None,
         judge: HitJudge | None = None,
         floors: ScopeFloors | None = None,
-        *,
-        bookkeeping: Bookkeeping,
     ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
-        self.thresholds = thresholds
+        self.limits = limits
         self.verifier = verifier
         self.policy = policy
         self.judge = judge
@@ -118,25 +114,9 @@ class Guard:
         """One row per text, embedded as `embed` would (politeness left out)."""
         return await self.embedder.embed([embedding_text(text) for text in texts])
 
-    def _serves(self, candidate: Candidate, scope_floor: float) -> bool:
-        """`scope_floor`: the lowest score the scope's reviewed answers vouch for (0 when none)."""
-        if candidate.exact:
-            return True
-        if candidate.score < scope_floor:
-            return False
-        if candidate.verification is None:  # verifier off: the score alone decides
-            return candidate.score >= self.thresholds.direct
-        return self.policy.serves(candidate.score, candidate.verification)
-
     def _decide(self, candidates: list[Candidate], allow_direct: bool, scope_floor: float) -> GuardResult:
-        """Direct with the best-scored candidate that serves, else assisted or miss."""
-        if not candidates or candidates[0].score < self.thresholds.similar:
-            return GuardResult(Decision.MISS, candidates)
-        if allow_direct:
-            for candidate in candidates:
-                if candidate.score >= self.thresholds.similar and self._serves(candidate, scope_floor):
-                    return GuardResult(Decision.DIRECT, candidates, served=candidate)
-        return GuardResult(Decision.ASSISTED, candidates)
+        decision, served = self.policy.decide(candidates, allow_direct, scope_floor)
+        return GuardResult(decision, candidates, served=served)
 
     async def _verified(
         self, question: str, candidates: list[Candidate], everyone: bool, scope_floor: float
@@ -150,13 +130,13 @@ class Guard:
         """
         if self.verifier is None:
             return candidates
-        floor = max(min(self.policy.direct, self.policy.verified_direct), scope_floor)
+        floor = self.policy.verify_from(scope_floor)
         result = list(candidates)
         todo = [i for i, c in enumerate(candidates) if everyone or c.score >= floor]
         if not everyone and todo:
             head = todo.pop(0)
             result[head] = (await self._verify(question, [candidates[head]]))[0]
-            if self._serves(result[head], scope_floor):
+            if self.policy.serves(result[head], scope_floor):
                 return result
         for i, checked in zip(todo, await self._verify(question, [candidates[i] for i in todo]), strict=True):
             result[i] = checked
@@ -181,9 +161,9 @@ class Guard:
         if self.judge is None:
             return candidates
         judged = list(candidates)
-        floor = max(min(self.policy.verified_direct, self.policy.direct), scope_floor)
+        floor = self.policy.verify_from(scope_floor)
         for i, candidate in enumerate(candidates):
-            if candidate.score >= self.thresholds.similar and self._serves(candidate, scope_floor):
+            if self.policy.serves(candidate, scope_floor):
                 break
             verification = candidate.verification
             if verification is None or verification.verdict is not Verdict.UNSURE or candidate.score < floor:
@@ -191,7 +171,7 @@ class Guard:
             verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
             if verdict is not None:
                 judged[i] = Candidate(candidate.entry, candidate.score, verification=verdict)
-                if self._serves(judged[i], scope_floor):
+                if self.policy.serves(judged[i], scope_floor):
                     break
         return judged
 
@@ -199,17 +179,13 @@ class Guard:
         self, scope: Scope, question: str, allow_direct: bool = True, k: int | None = None
     ) -> GuardResult:
         """What the guard would do, with no side effect (the judge's cached verdicts only)."""
-        result, _ = await self._find(
-            scope, question, allow_direct, k or self.thresholds.top_k, judge_calls=False
-        )
+        result, _ = await self._find(scope, question, allow_direct, k or self.limits.top_k, judge_calls=False)
         return result
 
     async def lookup(self, scope: Scope, question: str, allow_direct: bool = True) -> GuardResult:
         started = time.perf_counter()
-        result, expired = await self._find(
-            scope, question, allow_direct, self.thresholds.top_k, judge_calls=True
-        )
-        if expired and self.thresholds.auto_prune and scope.tenant not in self._prunes_queued:
+        result, expired = await self._find(scope, question, allow_direct, self.limits.top_k, judge_calls=True)
+        if expired and self.limits.auto_prune and scope.tenant not in self._prunes_queued:
             self._prunes_queued.add(scope.tenant)
             tenant = scope.tenant
             await self._bookkeeping.put(Chore(f"auto-prune {tenant}", lambda: self._auto_prune(tenant)))
@@ -224,7 +200,7 @@ class Guard:
     async def prune(self, tenant: str, change: Change) -> int:
         """Delete the tenant's expired entries; each keeps an audit event with its last state."""
         now = self._clock()
-        removed = await self.store.delete_expired(tenant, now - self.thresholds.max_age, now, change)
+        removed = await self.store.delete_expired(tenant, now - self.limits.max_age, now, change)
         for entry_id in removed:
             self.index.remove(entry_id)
         if removed:
@@ -237,9 +213,7 @@ class Guard:
         now = self._clock()
         key = scope.key(question)
         exact = [
-            e
-            for e in await self.store.find_by_key(scope.tenant, key)
-            if e.servable(now, self.thresholds.max_age)
+            e for e in await self.store.find_by_key(scope.tenant, key) if e.servable(now, self.limits.max_age)
         ]
         if exact:
             exact_hit = Candidate(exact[0], 1.0, exact=True, verification=EXACT)
@@ -250,8 +224,7 @@ class Guard:
         candidates = [
             Candidate(entry, hit.score)
             for hit in found.hits
-            if (entry := entries.get(hit.entry_id)) is not None
-            and entry.servable(now, self.thresholds.max_age)
+            if (entry := entries.get(hit.entry_id)) is not None and entry.servable(now, self.limits.max_age)
         ]
         scope_floor = self.floors.floor(scope) if self.floors is not None else 0.0
         if allow_direct:  # verdicts decide a direct answer; grounding needs none
@@ -275,7 +248,7 @@ class Guard:
             )
         elif result.decision is Decision.ASSISTED:
             usage = ASSISTED_USAGE
-            used_ids = [c.entry.id for c in result.matches(self.thresholds.similar)]
+            used_ids = [c.entry.id for c in self.policy.grounding(result.candidates)]
         verification = shown.verification if shown else None
         record = LookupRecord(
             scope=scope,

@@ -174,14 +174,8 @@ class VectorIndex:
         if rows.size == 0:
             del self._scopes[scope]
 
-    def set_expiry(self, entry_id: int, expires: float) -> None:
-        scope = self._scope_of.get(entry_id)
-        if scope is not None:
-            rows = self._scopes[scope]
-            rows.expires[rows.positions[entry_id]] = expires
-
-    def search(self, scope: Scope, query: Vectors, k: int, now: float, floor: float = -1.0) -> SearchResult:
-        """Best `k` live rows of the scope scoring at least `floor`; ties go to the newest.
+    def search(self, scope: Scope, query: Vectors, k: int, now: float) -> SearchResult:
+        """Best `k` live rows of the scope; ties go to the newest.
 
         Expired rows are never returned; their ids come back in `expired` for pruning.
         """
@@ -200,9 +194,9 @@ class VectorIndex:
         if k < n:
             kth = np.partition(scores, n - k)[n - k]
             # Everything tied with the k-th best stays in, so ties can go to the newest.
-            chosen = np.flatnonzero(scores >= max(kth - TIE_EPSILON, floor))
+            chosen = np.flatnonzero(scores >= kth - TIE_EPSILON)
         else:
-            chosen = np.flatnonzero(scores >= floor)
+            chosen = np.flatnonzero(scores > -math.inf)
         if chosen.size == 0:
             return SearchResult([], expired)
         picked = scores[chosen]

@@ -17,8 +17,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from memory_guard.core.bounds import Moment, Tag, Text, bounded_json
 from memory_guard.core.clock import to_text
+from memory_guard.core.field_errors import describe_field_errors
 from memory_guard.core.scope import Scope
-from memory_guard.memory.entry import Entry, Source, Status
+from memory_guard.memory.entry import Entry, Source, Status, clean_tags
 
 _NAME = Field(default="", max_length=200)
 # Metadata is stored and exported as it came: kept to a size and depth a real entry never reaches.
@@ -139,7 +140,8 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
         line = _Line.model_validate(raw)
     except ValidationError as exc:
         fields = dict.fromkeys(str(p["loc"][0]) if p.get("loc") else "line" for p in exc.errors())
-        raise LineProblem(_describe(exc), "invalid_fields", fields=", ".join(fields)) from None
+        problems = describe_field_errors(exc.errors(), unnamed="line")
+        raise LineProblem(problems, "invalid_fields", fields=", ".join(fields)) from None
     if not line.question.strip() or not line.answer.strip():
         raise LineProblem("question and answer must not be blank", "blank_text")
     return ImportLine(
@@ -149,15 +151,7 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
         answer=line.answer,
         status=line.status,
         source=line.source,
-        tags=[tag.strip() for tag in line.tags if tag.strip()],
+        tags=clean_tags(line.tags),
         metadata=line.metadata,
         expires_at=line.expires_at,
     )
-
-
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for problem in exc.errors():
-        field = ".".join(str(part) for part in problem.get("loc", ())) or "line"
-        problems.append(f"{field}: {problem.get('msg', 'invalid')}")
-    return "; ".join(problems)

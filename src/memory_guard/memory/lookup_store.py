@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory_guard.core.clock import to_text
-from memory_guard.core.decision import DECISIONS
+from memory_guard.core.decision import DECISIONS, Decision
 from memory_guard.db.database import Database
 from memory_guard.memory.lookups import EntryUsage
 
 # What the entry was to the lookup.
-_ROLES = {"direct": "served", "assisted": "grounding"}
+_ROLES = {Decision.DIRECT.value: "served", Decision.ASSISTED.value: "grounding"}
+_USED = ", ".join(f"'{decision}'" for decision in _ROLES)
 
 
 class SqliteLookupLog:
@@ -21,7 +22,7 @@ class SqliteLookupLog:
         """The lookups this entry answered: served as is (`direct`) or given to the LLM as the best
         grounding (`assisted`), and the latest of them. A miss names its best candidate too, but
         that candidate was too far to be used: a miss is not usage, and is not listed."""
-        used = "entry_id = ? AND tenant = ? AND decision IN ('direct', 'assisted')"
+        used = f"entry_id = ? AND tenant = ? AND decision IN ({_USED})"
         counts = await self._db.fetch_all(
             f"SELECT decision, COUNT(*) AS n FROM lookups WHERE {used} GROUP BY decision", (entry_id, tenant)
         )

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from memory_guard.core.clock import from_text, to_text
-from memory_guard.core.scope import Scope
 from memory_guard.db.database import Database, Row
-from memory_guard.memory.entry import Entry, Source, Status
+from memory_guard.memory.entry import Entry, Status
+from memory_guard.memory.entry_rows import COLUMNS, row_to_entry
 from memory_guard.memory.proposal import Proposal, ProposalKind, ProposalStatus
 
 # The proposal with the entry as it is now (LEFT JOIN: a deleted entry leaves NULLs).
@@ -17,27 +17,13 @@ _SELECT = (
     "SELECT p.id, p.tenant, p.entry_id, p.conversation_id, p.message_id, p.kind, p.proposed_answer, "
     "p.base_question, p.base_answer, p.base_status, p.proposed_by, p.created_at, p.status, "
     "p.decided_by, p.decided_at, p.reason, p.audit_event_id, "
-    "r.id AS r_id, r.question AS r_question, r.answer AS r_answer, r.status AS r_status, "
-    "r.source AS r_source, r.key_hash AS r_key_hash, r.agent AS r_agent, r.project AS r_project, "
-    "r.phase AS r_phase, r.created_at AS r_created_at, r.updated_at AS r_updated_at "
-    "FROM feedback_proposals p LEFT JOIN responses r ON r.id = p.entry_id AND r.tenant = p.tenant"
+    + ", ".join(f"r.{name} AS r_{name}" for name in COLUMNS.split(", "))
+    + " FROM feedback_proposals p LEFT JOIN responses r ON r.id = p.entry_id AND r.tenant = p.tenant"
 )
 
 
 def _current(row: Row) -> Entry | None:
-    if row["r_id"] is None:
-        return None
-    return Entry(
-        id=row["r_id"],
-        scope=Scope(row["tenant"], row["r_agent"], row["r_project"], row["r_phase"]),
-        question=row["r_question"],
-        answer=row["r_answer"],
-        status=Status(row["r_status"]),
-        source=Source(row["r_source"]),
-        key_hash=row["r_key_hash"],
-        created_at=from_text(row["r_created_at"]),
-        updated_at=from_text(row["r_updated_at"]),
-    )
+    return None if row["r_id"] is None else row_to_entry(row, prefix="r_")
 
 
 def _proposal(row: Row) -> Proposal:

@@ -1,4 +1,4 @@
-"""All SQL of the response memory (the seed's `responses` table), on SQLite.
+"""All SQL of the response memory (the `responses` table), on SQLite.
 
 How an entry maps to a row is in `entry_rows.py`.
 """
@@ -12,6 +12,7 @@ from typing import Any, Literal
 import aiosqlite
 
 from memory_guard.core.clock import to_text
+from memory_guard.core.decision import DECISIONS
 from memory_guard.core.scope import Scope
 from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
@@ -246,7 +247,7 @@ class SqliteMemoryStore:
             "WHERE tenant = ? GROUP BY decision",
             (tenant,),
         )
-        counts = {"direct": 0, "assisted": 0, "miss": 0}
+        counts = dict.fromkeys(DECISIONS, 0)
         counts.update({row["decision"]: row["n"] for row in rows})
         return LookupTotals(by_decision=counts, tokens_saved=sum(row["saved"] for row in rows))
 

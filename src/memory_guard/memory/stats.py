@@ -7,7 +7,7 @@ from datetime import UTC, timedelta
 from typing import Any
 
 from memory_guard.core.clock import Clock
-from memory_guard.core.decision import DECISIONS
+from memory_guard.core.decision import DECISIONS, Decision
 from memory_guard.hits.service import HitService
 from memory_guard.memory.store import LookupLog, MemoryStore
 from memory_guard.verify.judge import JudgementStore
@@ -24,6 +24,7 @@ class Price:
 class MemoryStats:
     def __init__(
         self,
+        *,
         store: MemoryStore,
         lookups: LookupLog,
         hits: HitService,
@@ -43,7 +44,7 @@ class MemoryStats:
     async def report(self, tenant: str, days: int) -> dict[str, Any]:
         totals = await self._store.lookup_totals(tenant)
         decided = sum(totals.by_decision[d] for d in DECISIONS)
-        direct = totals.by_decision["direct"]
+        direct = totals.by_decision[Decision.DIRECT]
         by_status = await self._store.count_by(tenant, "status")
         return {
             "entries": {**by_status, "total": sum(by_status.values())},

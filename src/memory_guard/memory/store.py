@@ -63,7 +63,11 @@ class EntryFilter:
 
 
 class MemoryStore(Protocol):
-    """Every method is scoped by tenant where it reads or writes entries of one."""
+    """What staff and clients reach is scoped by tenant: every method taking a `tenant` reads or
+    writes that tenant's entries only. The others serve the service itself, across tenants: loading
+    the index (`index_rows`), re-reading an entry's vector by its id (`vector`), the bookkeeping of
+    lookups, and re-embedding (`ids_to_reembed`, `questions`, `set_vectors`); their callers never
+    take an id from a request."""
 
     async def insert(self, new: NewEntry, now: datetime, change: Change | None = None) -> Entry: ...
 

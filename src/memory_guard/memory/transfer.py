@@ -24,15 +24,14 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory_guard.core.clock import Clock
 from memory_guard.core.errors import InvalidRequest
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.entry import Entry, Status
 from memory_guard.memory.import_store import ImportStaging
 from memory_guard.memory.jsonl import ImportLine, LineError, export_line, parse_lines
-from memory_guard.memory.service import MemoryService
 from memory_guard.memory.store import EntryFilter, NewEntry
+from memory_guard.memory.writer import EntryWriter
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +43,6 @@ SLICE = 100
 PAUSE_S = 0.001
 # An unfinished import of a process this one cannot see (another container) is abandoned past this.
 _FOREIGN_IMPORT_S = 24 * 3600
-_PAGE = 500
 _REPORTED_ERRORS = 100
 
 
@@ -90,24 +88,15 @@ class ImportProgress:
 
 
 class MemoryTransfer:
-    def __init__(
-        self, memory: MemoryService, staging: ImportStaging, default_agent: str, clock: Clock
-    ) -> None:
-        self._memory = memory
+    def __init__(self, *, writer: EntryWriter, staging: ImportStaging, default_agent: str) -> None:
+        self._writer = writer
         self._staging = staging
         self._default_agent = default_agent
-        self._clock = clock
 
     async def export(self, tenant: str, where: EntryFilter) -> AsyncIterator[str]:
         """The tenant's entries, newest first, one JSON line each (read page by page)."""
-        before: int | None = None
-        while True:
-            entries = await self._memory.store.list_entries(tenant, where, _PAGE, before)
-            for entry in entries:
-                yield export_line(entry) + "\n"
-            if len(entries) < _PAGE:
-                return
-            before = entries[-1].id
+        async for entry in self._writer.every_entry(tenant, where):
+            yield export_line(entry) + "\n"
 
     async def plan_import(
         self, tenant: str, lines: Iterable[str], skip_bad_lines: bool = False
@@ -137,10 +126,10 @@ class MemoryTransfer:
         try:
             for start in range(0, total, BATCH):
                 batch = plan.fresh[start : start + BATCH]
-                vectors = await self._memory.guard.embed_many([line.question for line, _ in batch])
+                vectors = await self._writer.embed_many([line.question for line, _ in batch])
                 waiting.extend(self._new_entry(line, key, vectors[i]) for i, (line, key) in enumerate(batch))
                 if len(waiting) >= CHUNK or start + BATCH >= total:
-                    stored.extend(await self._write_chunk(waiting, change, pending))
+                    stored.extend(await self._writer.insert_unseen(waiting, change, pending))
                     waiting = []
                 yield ImportProgress(min(start + BATCH, total), total)
             if stored:
@@ -150,7 +139,7 @@ class MemoryTransfer:
             if not published:
                 await asyncio.shield(self._discard(pending, stored))
         for start in range(0, len(stored), CHUNK):  # a slice at a time, answering in between
-            self._memory.serve(stored[start : start + CHUNK])
+            self._writer.serve(stored[start : start + CHUNK])
             await _pause()
         plan.report.imported = len(stored)
         # Tens of thousands of objects: freed all at once when the request ends, they stopped
@@ -161,12 +150,6 @@ class MemoryTransfer:
                 await _pause()
         yield ImportProgress(total, total, plan.report)
 
-    async def _write_chunk(
-        self, news: list[NewEntry], change: Change, pending: str
-    ) -> list[tuple[Entry, Vectors | None]]:
-        entries = await self._memory.store.insert_many(news, self._clock(), change, pending)
-        return [(entry, new.vector) for new, entry in zip(news, entries, strict=True)]
-
     async def _discard(self, pending: str, stored: list[tuple[Entry, Vectors | None]]) -> None:
         try:
             removed = await self._staging.discard(pending)
@@ -175,7 +158,7 @@ class MemoryTransfer:
             return
         if stored and removed == 0:
             # Stopped just as its publication committed: it is stored, so it is served.
-            self._memory.serve(stored)
+            self._writer.serve(stored)
 
     async def import_lines(
         self, tenant: str, lines: Iterable[str], actor: str, skip_bad_lines: bool = False
@@ -193,7 +176,7 @@ class MemoryTransfer:
         for start in range(0, len(parsed), SLICE):
             keyed.extend((line, line.scope.key(line.question)) for line in parsed[start : start + SLICE])
             await _pause()
-        stored = await self._memory.store.statuses_by_key(tenant, sorted({key for _, key in keyed}))
+        stored = await self._writer.statuses_by_key(tenant, sorted({key for _, key in keyed}))
         first_line: dict[str, int] = {}
         fresh: list[tuple[ImportLine, str]] = []
         repeats: list[LineError] = []
@@ -225,7 +208,7 @@ class MemoryTransfer:
             status=line.status,
             source=line.source,
             vector=vector,
-            embedding_model=self._memory.guard.embedder.model_id,
+            embedding_model=self._writer.embedding_model,
             tags=line.tags,
             metadata=line.metadata,
             expires_at=line.expires_at,

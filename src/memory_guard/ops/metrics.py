@@ -5,6 +5,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from memory_guard.core.decision import DECISIONS
+
 METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 
@@ -12,32 +14,40 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.lookups = Counter(
-            "memory_guard_lookups", "Guard decisions.", ["decision"], registry=self.registry
+            "memory_guard_lookups",
+            "Clients' questions looked up in memory, by the guard's decision (staff lookups not counted).",
+            ["decision"],
+            registry=self.registry,
         )
         self.cache_operations = Counter(
             "memory_cache_operations",
-            "Operations on the memory caches (hit, miss, learn, skip_learn, prune).",
+            "Clients' lookups answered from memory (operation=hit) or not (miss), and expired entries"
+            " pruned (prune); type is always response.",
             ["operation", "type"],
             registry=self.registry,
         )
         self.llm_calls = Counter(
             "memory_guard_llm_calls",
-            "Chat completion requests sent upstream.",
+            "Turns of the agent loop sent to the answering model, by outcome; a turn's retries count once"
+            " and the judge's calls are not counted.",
             ["outcome"],
             registry=self.registry,
         )
         self.tokens = Counter(
-            "memory_guard_llm_tokens", "Tokens reported by the upstream.", ["kind"], registry=self.registry
+            "memory_guard_llm_tokens",
+            "Tokens the answering model reported for the agent loop's turns (not the judge's).",
+            ["kind"],
+            registry=self.registry,
         )
         self.verdicts = Counter(
             "memory_guard_verifier_verdicts",
-            "Verdicts on the candidate each lookup served or would have served.",
+            "Verdicts on the candidate each client lookup served or would have served.",
             ["verdict", "by"],
             registry=self.registry,
         )
         self.lookup_seconds = Histogram(
             "memory_guard_lookup_seconds",
-            "Time of one guard lookup (embedding included).",
+            "Time of one client lookup (embedding, verification and judge included).",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
             registry=self.registry,
         )
@@ -57,7 +67,7 @@ class Metrics:
             self.bookkeeping.labels(outcome=outcome)
         for result in ("hit", "miss"):
             self.embedding_cache.labels(result=result)
-        for decision in ("direct", "assisted", "miss"):
+        for decision in DECISIONS:
             self.lookups.labels(decision=decision)
 
     def render(self) -> bytes:

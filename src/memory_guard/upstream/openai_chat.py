@@ -32,6 +32,9 @@ from memory_guard.upstream.redaction import Redactor
 
 DEFAULT_TURN_DEADLINE_S = 120.0
 DEFAULT_MAX_ANSWER_CHARS = 200_000
+# OpenRouter's app attribution (HTTP-Referer, X-Title) names the software, not a deployment.
+APP_URL = "http://localhost:8000"
+APP_NAME = "memory-guard"
 
 
 class OpenAIChatModel:
@@ -44,8 +47,8 @@ class OpenAIChatModel:
         max_tokens: int,
         timeout_s: float,
         max_retries: int,
-        referer: str,
-        title: str,
+        referer: str = APP_URL,
+        title: str = APP_NAME,
         turn_deadline_s: float = DEFAULT_TURN_DEADLINE_S,
         max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
         secrets: Sequence[str] = (),

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memory_guard.core.shorten import shorten
+
 REDACTED = "[redacted]"
 # Shorter configured secrets are left alone: replacing every "ab" would garble the text and hide nothing.
 MIN_SECRET_CHARS = 4
@@ -32,4 +34,4 @@ class Redactor:
             clean = self._secrets.sub(REDACTED, clean)
         clean = _KEY_SHAPED.sub(REDACTED, clean)
         # Cut after redacting: a cut through a secret would leave a piece the patterns no longer match.
-        return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+        return shorten(clean, limit)

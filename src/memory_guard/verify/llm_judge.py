@@ -27,6 +27,8 @@ MAX_REASON_CHARS = 120
 # The most a judge's reply may stream: a verdict is a word and a dozen more. The judge's client
 # also ends its whole turn by MEMORY_JUDGE_TIMEOUT_S, so a reply without end costs no more.
 JUDGE_MAX_ANSWER_CHARS = 1000
+# Completion budget of one verdict: YES or NO and a reason of a dozen words.
+JUDGE_MAX_TOKENS = 16
 
 SYSTEM_PROMPT = (
     "You decide whether a stored answer can be served unchanged for a new question. "

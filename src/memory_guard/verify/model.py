@@ -2,8 +2,9 @@
 regression, on standardized features.
 
 Its parameters ship as `pair_model.json`, one set per embedding model, because the
-similarity features mean something else for each model. `training/train_verifier.py`
-writes that file; nothing here trains.
+similarity features mean something else for each model. Each set carries its own cut-offs:
+they read the probabilities of that trained network, so they change when it is retrained, not
+when a deployment changes. `training/train_verifier.py` writes that file; nothing here trains.
 """
 
 from __future__ import annotations
@@ -25,6 +26,29 @@ Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
+class Cutoffs:
+    """The classifier probabilities that turn into a verdict."""
+
+    accept: float  # from here the verifier says yes
+    reject: float  # below this it says no; in between it is unsure (and asks the judge, if any)
+    confident: float  # from here a yes is confident: served from the lower verified-direct floor
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.reject <= self.accept <= self.confident <= 1.0:
+            raise ValueError(
+                "cut-offs must be ordered 0 <= reject <= accept <= confident <= 1, "
+                f"not {self.reject}, {self.accept}, {self.confident}"
+            )
+
+    def to_json(self) -> dict[str, float]:
+        return {"accept": self.accept, "reject": self.reject, "confident": self.confident}
+
+
+# The cut-offs measured for the shipped classifiers; a newly trained model starts from them.
+DEFAULT_CUTOFFS = Cutoffs(accept=0.7, reject=0.2, confident=0.95)
+
+
+@dataclass(frozen=True, slots=True)
 class PairModel:
     embedding_model: str
     features: tuple[str, ...]  # the columns of FEATURES it reads, in order
@@ -32,6 +56,7 @@ class PairModel:
     scale: Floats
     weights: Floats  # output layer
     bias: float
+    cutoffs: Cutoffs
     hidden_weights: Floats | None = None  # (features, units): a tanh hidden layer, when present
     hidden_bias: Floats | None = None
 
@@ -55,6 +80,7 @@ class PairModel:
             "scale": _rounded(self.scale),
             "weights": _rounded(self.weights),
             "bias": round(self.bias, 6),
+            "cutoffs": self.cutoffs.to_json(),
         }
         if self.hidden_weights is not None and self.hidden_bias is not None:
             data["hidden_weights"] = [_rounded(row) for row in self.hidden_weights]
@@ -67,6 +93,7 @@ class PairModel:
         if unknown:
             raise ValueError(f"{MODEL_FILE} uses unknown features {unknown}; retrain it")
         hidden = data.get("hidden_weights")
+        cutoffs = data["cutoffs"]
         return cls(
             embedding_model=embedding_model,
             features=tuple(data["features"]),
@@ -74,6 +101,11 @@ class PairModel:
             scale=np.asarray(data["scale"], dtype=np.float64),
             weights=np.asarray(data["weights"], dtype=np.float64),
             bias=float(data["bias"]),
+            cutoffs=Cutoffs(
+                accept=float(cutoffs["accept"]),
+                reject=float(cutoffs["reject"]),
+                confident=float(cutoffs["confident"]),
+            ),
             hidden_weights=None if hidden is None else np.asarray(hidden, dtype=np.float64),
             hidden_bias=None if hidden is None else np.asarray(data["hidden_bias"], dtype=np.float64),
         )

@@ -10,7 +10,6 @@ local embedder, on the few words that differ between the two questions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,19 +19,10 @@ from memory_guard.verify.features import Comparison, compare
 from memory_guard.verify.model import PairModel
 
 
-@dataclass(frozen=True, slots=True)
-class Cutoffs:
-    """Probabilities of the classifier that make a verdict."""
-
-    accept: float
-    reject: float
-
-
 class OfflineVerifier:
-    def __init__(self, model: PairModel | None, cutoffs: Cutoffs, embedder: Embedder | None = None) -> None:
+    def __init__(self, model: PairModel | None, embedder: Embedder | None = None) -> None:
         # No model (an embedder it was not trained for): the checks alone decide.
         self.model = model
-        self.cutoffs = cutoffs
         self._embedder = embedder
 
     def needs_residual(self, comparison: Comparison) -> bool:
@@ -51,9 +41,9 @@ class OfflineVerifier:
         if self.model is None:
             return Verification(Verdict.ACCEPT, "no difference found (checks only)")
         p = self.model.probability(comparison.vector(residual))
-        if p >= self.cutoffs.accept:
+        if p >= self.model.cutoffs.accept:
             return Verification(Verdict.ACCEPT, f"same question (p={p:.2f})", p)
-        if p < self.cutoffs.reject:
+        if p < self.model.cutoffs.reject:
             return Verification(Verdict.REJECT, f"likely another question (p={p:.2f})", p)
         return Verification(Verdict.UNSURE, f"unsure (p={p:.2f})", p)
 

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memory_guard.agent.skills.base import Skill, SkillContext
+from memory_guard.core.field_errors import describe_field_errors
 from memory_guard.upstream.llm import ToolSchema
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class SkillRegistry:
         try:
             params = skill.input_model.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            problems = describe_field_errors(exc.errors(), unnamed="arguments")
             return SkillOutcome({"error": f"invalid arguments: {problems}"}, False)
         try:
             result = await skill.run(params, context)

@@ -20,8 +20,10 @@ class SearchMemoryInput(BaseModel):
 class SearchMemory:
     name: ClassVar[str] = "search_memory"
     description: ClassVar[str] = (
-        "Cherche dans la mémoire des réponses déjà données et validées pour ce contexte "
-        "(agent, projet, phase). Renvoie les questions proches avec leur réponse et un score."
+        "Cherche dans la mémoire de ce contexte (agent, projet, phase) les réponses déjà données, "
+        "apprises automatiquement (status auto) ou validées par l'équipe (status validated), "
+        "hors réponses retirées ou expirées. Renvoie les questions proches avec leur réponse, "
+        "un score et leur statut."
     )
     input_model: ClassVar[type[BaseModel]] = SearchMemoryInput
     company_specific: ClassVar[bool] = False

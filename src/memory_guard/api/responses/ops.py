@@ -1,0 +1,19 @@
+"""The answers of the probes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from memory_guard.api.responses.base import ResponseModel
+
+
+class Health(ResponseModel):
+    status: Literal["ok"]
+
+
+class Ready(ResponseModel):
+    status: Literal["ready"]
+    store: Literal["ok"]
+    embedder: str = Field(description="the embedding model in use")
