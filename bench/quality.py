@@ -73,6 +73,7 @@ MOCK_FILE = "paraphrases_mock.jsonl"
 DEV_FILE = "pairs_dev.jsonl"
 DEFAULT_DATA = ROOT.parent / "shared" / "data"  # where a development checkout keeps the evaluation data
 HOLDOUT_FILE = ROOT / "bench" / "data" / "pairs_holdout.jsonl"
+TEMPLATES_FILE = ROOT / "training" / "pairs_fr" / "heldout.jsonl"  # templates never trained on
 AUDIT_FILE = ROOT / "bench" / "data" / "qqp_audit.jsonl"
 DEFAULT_QQP_LIMIT = 10_000
 
@@ -187,12 +188,13 @@ async def run(args: argparse.Namespace) -> int:
     mock = [p for p in read_jsonl(data_dir / MOCK_FILE) if half_of(p.a, p.b) == "eval"]
     dev = read_jsonl(data_dir / DEV_FILE)
     holdout = read_jsonl(HOLDOUT_FILE) if HOLDOUT_FILE.is_file() else []
+    templates = read_jsonl(TEMPLATES_FILE) if TEMPLATES_FILE.is_file() else []
     loaded = time.perf_counter()
 
     embedder = build_embedder(settings)  # the local model is loaded and verified here
     model_loaded = time.perf_counter()
     try:
-        all_pairs = [*qqp, *mock, *dev, *holdout]
+        all_pairs = [*qqp, *mock, *dev, *holdout, *templates]
         scores, exact = await score_pairs(all_pairs, embedder, BATCH_SIZE, progress=not args.no_progress)
         model_id = embedder.model_id
         verifier = verifier_of(settings, embedder)
@@ -227,12 +229,13 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  paraphrases_mock   : {len(mock):,} pairs ('eval' half)")
     print(f"  pairs_dev          : {len(dev):,} pairs")
     print(f"  pairs_holdout      : {len(holdout):,} pairs (bench/data, never trained on)")
+    print(f"  templates_heldout  : {len(templates):,} pairs (training/pairs_fr, held-out templates)")
     print(f"  texts embedded     : {n_texts:,} unique, batches of {BATCH_SIZE}")
 
-    bounds = np.cumsum([0, len(qqp), len(mock), len(dev), len(holdout)])
-    names = ["qqp", "mock", "dev", "holdout"]
-    labels = [f"qqp[{len(qqp)}]", "paraphrases_mock", "pairs_dev", "pairs_holdout"]
-    parts = [all_pairs[bounds[i] : bounds[i + 1]] for i in range(4)]
+    bounds = np.cumsum([0, len(qqp), len(mock), len(dev), len(holdout), len(templates)])
+    names = ["qqp", "mock", "dev", "holdout", "templates"]
+    labels = [f"qqp[{len(qqp)}]", "paraphrases_mock", "pairs_dev", "pairs_holdout", "templates_heldout"]
+    parts = [all_pairs[bounds[i] : bounds[i + 1]] for i in range(len(names))]
     datasets = [
         (
             names[i],
@@ -244,12 +247,12 @@ async def run(args: argparse.Namespace) -> int:
                 decisions[bounds[i] : bounds[i + 1]],
             ),
         )
-        for i in range(4)
+        for i in range(len(names))
         if parts[i]
     ]
     print_report(datasets, policy, settings.memory_verifier)
     served = decisions == Decision.DIRECT.value
-    for i in (2, 3):
+    for i in (2, 3, 4):
         print_wrong(labels[i], parts[i], scores[bounds[i] : bounds[i + 1]], served[bounds[i] : bounds[i + 1]])
 
     qqp_group = datasets[0][1][0]
