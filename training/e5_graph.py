@@ -32,7 +32,7 @@ Matmul = Literal["float", "q4"]
 OPSET = 18  # BitwiseAnd
 
 
-class _Builder:
+class GraphBuilder:
     def __init__(self, matmul: Matmul) -> None:
         self.matmul = matmul
         self.nodes: list[onnx.NodeProto] = []
@@ -90,7 +90,8 @@ def _i64(*values: int) -> npt.NDArray[np.int64]:
     return np.array(values, dtype=np.int64)
 
 
-def _embeddings(b: _Builder, model: E5File, word: Q4) -> str:
+def word_vectors(b: GraphBuilder, word: Q4, hidden: int) -> str:
+    """Rows of `word` for `input_ids`, dequantized in the graph: [batch, tokens, hidden]."""
     ids = "input_ids"
     rows = b.op("Gather", [b.const("word_nibbles", word.nibbles), ids], axis=0)
     low = b.op("BitwiseAnd", [rows, b.const("low", np.array(0x0F, dtype=np.uint8))])
@@ -99,7 +100,12 @@ def _embeddings(b: _Builder, model: E5File, word: Q4) -> str:
     centred = b.op("Sub", [codes, b.const("eight", np.array(8.0, dtype=np.float32))])
     scales = b.op("Gather", [b.const("word_scales", word.scales[:, :, None]), ids], axis=0)
     scaled = b.op("Mul", [centred, b.op("Cast", [scales], to=TensorProto.FLOAT)])
-    words = b.op("Reshape", [scaled, b.const("shape", _i64(0, 0, model.hidden))])
+    return b.op("Reshape", [scaled, b.const("shape", _i64(0, 0, hidden))])
+
+
+def _embeddings(b: GraphBuilder, model: E5File, word: Q4) -> str:
+    ids = "input_ids"
+    words = word_vectors(b, word, model.hidden)
     length = b.op("Gather", [b.op("Shape", [ids]), b.const("one", _i64(1))], axis=0)
     positions = model.vectors["emb.pos"].reshape(model.positions, model.hidden)
     table = positions + model.vectors["emb.type"][: model.hidden]
@@ -110,14 +116,14 @@ def _embeddings(b: _Builder, model: E5File, word: Q4) -> str:
     return b.layer_norm(summed, model.vectors["emb.ln.w"], model.vectors["emb.ln.b"], model.eps)
 
 
-def _mask(b: _Builder) -> str:
+def _mask(b: GraphBuilder) -> str:
     mask = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     blocked = b.op("Sub", [b.const("one_f", np.array(1.0, dtype=np.float32)), mask])
     additive = b.op("Mul", [blocked, b.const("minus", np.array(-10000.0, dtype=np.float32))])
     return b.op("Unsqueeze", [additive, b.const("axes", _i64(1, 2))])
 
 
-def _layer(b: _Builder, model: E5File, index: int, x: str, mask: str) -> str:
+def _layer(b: GraphBuilder, model: E5File, index: int, x: str, mask: str) -> str:
     v, m = model.vectors, model.matrices
     p = f"l{index}."
     heads, size = model.heads, model.hidden // model.heads
@@ -151,7 +157,7 @@ def _layer(b: _Builder, model: E5File, index: int, x: str, mask: str) -> str:
 
 def encoder_graph(model: E5File, rows: npt.NDArray[np.int64], matmul: Matmul) -> onnx.ModelProto:
     """The encoder over the embedding rows `rows` (token id i of the graph is row rows[i])."""
-    b = _Builder(matmul)
+    b = GraphBuilder(matmul)
     x = _embeddings(b, model, model.matrices["emb.word"].take(rows))
     mask = _mask(b)
     for index in range(model.layers):

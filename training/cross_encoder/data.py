@@ -16,7 +16,10 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from training.cross_encoder.surface import surface_pairs
 from training.splits import half_of
+
+SURFACE_PAIRS = 3000  # about 8% of the pairs: enough to read a repeat as the same question
 
 ROOT = Path(__file__).resolve().parents[2]
 FR = ROOT / "training" / "pairs_fr"
@@ -61,6 +64,11 @@ def training_pairs(data: Path, qqp_cap: int, seed: int) -> list[Pair]:
         for p in read_pairs(path, "hard")
     ]
     pairs = read_pairs(FR / "train.jsonl", "fr") + hard + _balanced(qqp, qqp_cap, rng) + mock
+    questions = [q for p in pairs for q in (p.a, p.b)]
+    pairs += [
+        Pair(a, b, True, "surface_variant", "surface")
+        for a, b in surface_pairs(questions, SURFACE_PAIRS, rng)
+    ]
     rng.shuffle(pairs)
     return pairs
 

@@ -1,6 +1,7 @@
 """The cross-encoder: the first layers of multilingual-e5-small reading two questions at once.
 
-Input, XLM-R's pair format with e5's query prefix on both sides (`pair_ids`):
+Input, XLM-R's pair format with e5's query prefix on both sides (`pair_ids`, which lives in
+`memory_guard.verify.cross_encoder` so that training and the service read pairs alike):
 
     <s> query: A </s></s> query: B </s>
 
@@ -19,28 +20,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from tokenizers import Tokenizer
 from torch import nn
 from torch.nn import functional
 
 from training.e5_file import E5File
-
-QUERY = "query: "
-
-
-def pair_ids(tokenizer: Tokenizer, a: str, b: str, max_len: int) -> list[int]:
-    """`<s> query: A </s></s> query: B </s>`, the longer side cut until it fits in max_len."""
-    first = tokenizer.encode(QUERY + a).ids  # <s> ... </s>
-    second = tokenizer.encode(QUERY + b).ids
-    bos, eos = first[0], first[-1]
-    head, tail = first[1:-1], second[1:-1]
-    room = max_len - 4  # <s>, </s></s> between the two, </s> at the end
-    while len(head) + len(tail) > room:
-        if len(head) >= len(tail):
-            head = head[:-1]
-        else:
-            tail = tail[:-1]
-    return [bos, *head, eos, eos, *tail, eos]
 
 
 def batch_tensors(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:

