@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -18,9 +19,12 @@ from tests.serving import ThreadedServer
 class LiveApp:
     """create_app(settings) served on loopback; `restart()` reopens it on the same port and files."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, cross_encoder_file: Path | None = None
+    ) -> None:
         self.settings = settings
         self._embedder = embedder
+        self._cross_encoder_file = cross_encoder_file
         self.port = 0
         self._server: ThreadedServer | None = None
 
@@ -29,7 +33,7 @@ class LiveApp:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LiveApp:
-        app = create_app(self.settings, embedder=self._embedder)
+        app = create_app(self.settings, embedder=self._embedder, cross_encoder_file=self._cross_encoder_file)
         self._server = ThreadedServer(app, lifespan="on", port=self.port)
         self._server.start(timeout_s=60)
         self.port = self._server.port

@@ -114,7 +114,7 @@ def test_every_json_answer_is_its_declared_model(
     assert lookup["decision"] == "direct"
     assert list(lookup["candidates"][0]) == [
         *("entry_id", "score", "matched_question", "exact", "served", "verdict", "reason"),
-        *("probability", "by", "reason_code", "reason_params"),
+        *("probability", "cross_encoder_probability", "by", "reason_code", "reason_params"),
     ]
 
     direct = chat(client, message=QUESTION)

@@ -159,7 +159,11 @@ def test_direct_answer_is_recorded_as_cached_response(
     ]
 
 
-def test_history_and_memory_survive_a_restart(live: LiveApp, fresh_upstream: FakeUpstream) -> None:
+def test_history_and_memory_survive_a_restart(
+    app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream
+) -> None:
+    # The checks decide the paraphrase below (the cross-encoder's verdicts: test_cross_encoder_verifier.py).
+    live = app_factory(memory_cross_encoder="off")
     fresh_upstream.push(Reply(text=ANSWER))
     with client_for(live, "ka") as acme:
         first = chat(acme, message=QUESTION)

@@ -16,11 +16,13 @@ SCOPE = Scope("default", "default", "", "")
 
 
 async def _services(tmp_path: Path) -> tuple[Services, list[list[str]]]:
-    # Low thresholds so that every stored question is a candidate that could be served.
+    # Low thresholds so that every stored question is a candidate that could be served; the checks
+    # decide (tests/test_cross_encoder_verifier.py has the cross-encoder's reads).
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None,
         memory_db_path=tmp_path / "memory.db",
         embedding_provider="hashing",
+        memory_cross_encoder="off",
         memory_similarity_threshold=0.1,
         memory_direct_threshold=0.1,
         memory_verified_direct_threshold=0.1,
@@ -31,9 +33,11 @@ async def _services(tmp_path: Path) -> tuple[Services, list[list[str]]]:
     asked: list[list[str]] = []
     inner = verifier.verify_many
 
-    async def recording(incoming: str, candidates: Sequence[tuple[str, float]]) -> list[Verification]:
+    async def recording(
+        incoming: str, candidates: Sequence[tuple[str, float]], **options: int
+    ) -> list[Verification]:
         asked.append([stored for stored, _ in candidates])
-        return await inner(incoming, candidates)
+        return await inner(incoming, candidates, **options)
 
     verifier.verify_many = recording  # type: ignore[method-assign]
     return services, asked
@@ -82,7 +86,12 @@ async def test_a_rejected_best_candidate_gives_way_to_the_next_verified_one(tmp_
 
 async def test_politeness_does_not_move_the_vector(tmp_path: Path) -> None:
     services = await Services.open(
-        Settings(_env_file=None, memory_db_path=tmp_path / "m.db", embedding_provider="hashing"),  # type: ignore[call-arg]
+        Settings(  # type: ignore[call-arg]
+            _env_file=None,
+            memory_db_path=tmp_path / "m.db",
+            embedding_provider="hashing",
+            memory_cross_encoder="off",
+        ),
         embedder=HashingEmbedder(),
     )
     try:

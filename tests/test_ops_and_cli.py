@@ -127,6 +127,52 @@ def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
     assert "re-embedded 5 entries" in _run_cli(tmp_path, "reindex").stdout, "by default, everything"
 
 
+async def test_a_start_says_how_many_entries_another_model_embedded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from memory_guard.core.clock import utc_now
+    from memory_guard.core.scope import Scope
+    from memory_guard.memory.entry import Source, Status
+    from memory_guard.memory.reindex import reindex
+    from memory_guard.memory.store import NewEntry
+    from memory_guard.services import Services
+    from memory_guard.settings import Settings
+
+    previous, current = HashingEmbedder(dimension=64), HashingEmbedder()
+    db = await Database.open(tmp_path / "switch.db")
+    store = SqliteMemoryStore(db)
+    for n in range(3):
+        question = f"question numéro {n}"
+        vector = (await previous.embed([question]))[0]
+        entry = NewEntry(
+            Scope("default", "default"),
+            question,
+            "r",
+            f"k{n}",
+            Status.AUTO,
+            Source.LEARNED,
+            vector,
+            previous.model_id,
+        )
+        await store.insert(entry, utc_now())
+    settings = Settings(_env_file=None, memory_db_path=tmp_path / "switch.db", embedding_provider="hashing")  # type: ignore[call-arg]
+
+    async def start_warnings() -> list[str]:
+        caplog.clear()
+        services = await Services.open(settings, embedder=current)
+        await services.aclose()
+        return [
+            r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "reindex" in r.getMessage()
+        ]
+
+    with caplog.at_level("WARNING"):
+        (warning,) = await start_warnings()
+        assert warning.startswith(f"3 entries are not embedded with {current.model_id}")
+        await reindex(store, current, everything=False)
+        assert await start_warnings() == [], "re-embedded: nothing to say"
+    await db.close()
+
+
 def test_env_example_lists_every_setting_with_its_default() -> None:
     from pydantic import SecretStr
 

@@ -57,7 +57,7 @@ def _politely(client: httpx.Client, project: str | None = None) -> str:
 def test_a_wrong_served_answer_raises_its_scopes_floor_and_only_there(
     app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream
 ) -> None:
-    live = app_factory()
+    live = app_factory(memory_cross_encoder="off")  # the checks' yes; the floor binds any verdict
     with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
         for project in (None, "P2"):
             staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER, "project": project})
@@ -90,7 +90,7 @@ def test_a_wrong_served_answer_raises_its_scopes_floor_and_only_there(
 def test_right_reviews_and_switching_floors_off_leave_serving_as_it_was(
     app_factory: Callable[..., LiveApp],
 ) -> None:
-    live = app_factory(memory_scope_floors=False)
+    live = app_factory(memory_scope_floors=False, memory_cross_encoder="off")
     with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
         staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER})
         assert _politely(acme) == "direct"
@@ -99,7 +99,9 @@ def test_right_reviews_and_switching_floors_off_leave_serving_as_it_was(
         assert _politely(acme) == "direct", "MEMORY_SCOPE_FLOORS=false"
         assert staff.get("/staff/memory/stats").json()["served"]["raised_floors"] == []
 
-    live = app_factory(memory_db_path=live.settings.memory_db_path.with_name("right.db"))
+    live = app_factory(
+        memory_db_path=live.settings.memory_db_path.with_name("right.db"), memory_cross_encoder="off"
+    )
     with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
         staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER})
         for _ in range(3):

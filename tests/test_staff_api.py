@@ -97,6 +97,7 @@ def test_lookup_has_no_side_effect(acme_staff: httpx.Client) -> None:
         "verdict": "exact",
         "reason": "same question",
         "probability": 1.0,
+        "cross_encoder_probability": None,
         "by": "exact",
         "reason_code": "exact",
         "reason_params": {},

@@ -184,6 +184,7 @@ def test_reason_names_what_differs_for_staff() -> None:
         "verdict": "reject",
         "reason": "numbers differ: 30 000 vs 150 000",
         "probability": 0.0,
+        "cross_encoder_probability": None,
         "by": "offline",
         "reason_code": "numbers_differ",
         "reason_params": {"stored": "30 000", "incoming": "150 000"},

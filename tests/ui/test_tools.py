@@ -28,6 +28,16 @@ def test_lookup_shows_the_decision_and_its_candidates(page: StaffPage) -> None:
     assert "identique" in row.text and "oui" in row.text
     page.screenshot("lookup")
 
+    # Another wording: the cross-encoder reads the pair, and its probability has a column.
+    near = QUESTION.replace("le taux de la retenue", "le taux de retenue")
+    shown = page.api.post("/staff/memory/lookup", json={"question": near, "project": "P1"}).json()
+    p = shown["candidates"][0]["cross_encoder_probability"]
+    assert p is not None
+    page.type("#lookup-question", near, clear=True)
+    page.click("#lookup-submit")
+    cell = f"#lookup-result tr[data-entry-id='{entry['id']}'] td.cross-encoder"
+    page.wait_text(cell, f"{p:g}".replace(".", ","))
+
     page.type("#lookup-question", "Quel temps fera-t-il demain à Dakar ?", clear=True)
     page.find("#lookup-form input[name=project]").clear()
     page.click("#lookup-submit")

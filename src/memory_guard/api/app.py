@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -29,8 +30,10 @@ def create_app(
     *,
     embedder: Embedder | None = None,
     chat_model: ChatModel | None = None,
+    cross_encoder_file: Path | None = None,
 ) -> FastAPI:
-    """Build the app. `embedder`/`chat_model` replace the configured providers (tests, benchmarks)."""
+    """Build the app. `embedder`/`chat_model` replace the configured providers, `cross_encoder_file`
+    the shipped cross-encoder (tests, benchmarks)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -41,7 +44,9 @@ def create_app(
             )
         if not settings.llm_api_key.get_secret_value():
             logger.warning("LLM_API_KEY is empty: answers from memory work, LLM calls will likely be refused")
-        services = await Services.open(settings, embedder=embedder, chat_model=chat_model)
+        services = await Services.open(
+            settings, embedder=embedder, chat_model=chat_model, cross_encoder_file=cross_encoder_file
+        )
         app.state.services = services
         try:
             yield

@@ -32,7 +32,15 @@ async def readyz(services: ServicesDep) -> Ready:
         raise NotReady(f"not ready: {type(exc).__name__}") from exc
     if not store_ok or not embedder_ok:
         raise NotReady("not ready: store or embedder check failed")
-    return Ready(status="ready", store="ok", embedder=services.embedder.model_id)
+    cross_encoder = services.cross_encoder
+    if cross_encoder is not None and not cross_encoder.ready:
+        raise NotReady("not ready: the cross-encoder is closed")
+    return Ready(
+        status="ready",
+        store="ok",
+        embedder=services.embedder.model_id,
+        cross_encoder=cross_encoder.model_id if cross_encoder is not None else None,
+    )
 
 
 @router.get(

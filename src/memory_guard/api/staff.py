@@ -67,7 +67,12 @@ async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -
                     **(
                         c.verification.to_json()
                         if c.verification
-                        else {"verdict": None, "reason": "verifier off", **describe_reason("verifier off")}
+                        else {
+                            "verdict": None,
+                            "reason": "verifier off",
+                            "cross_encoder_probability": None,
+                            **describe_reason("verifier off"),
+                        }
                     ),
                 }
                 for c in result.candidates

@@ -57,3 +57,9 @@ def embedding_text(question: str) -> str:
         stripped = _POLITENESS.sub("", stripped, count=1)
     stripped = _DANGLING.sub(r"\1", stripped.strip())
     return stripped or question
+
+
+def same_question(stored: str, incoming: str) -> bool:
+    """Whether the two questions are the same once case, accents, spacing, the closing mark,
+    greetings and politeness are set aside: nothing is left for a model to read."""
+    return normalize_question(embedding_text(stored)) == normalize_question(embedding_text(incoming))

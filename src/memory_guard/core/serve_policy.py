@@ -36,8 +36,10 @@ C = TypeVar("C", bound=Scored)
 class ServePolicy:
     similar: float  # lowest score of a candidate: given to the LLM as grounding, or served
     direct: float  # lowest score served on the offline verifier's plain yes (or with no verifier)
-    verified_direct: float  # lowest score served on a confident yes (classifier or LLM judge)
-    confident: float  # classifier probability that makes a yes confident
+    verified_direct: float  # lowest score served on a confident yes (a model's or the LLM judge's)
+    # The probability that makes a yes confident: the cross-encoder's direct cut-off when it runs
+    # (its every yes is confident), else the pair classifier's confident cut-off.
+    confident: float
 
     def __post_init__(self) -> None:
         # A candidate below `similar` is never served: the direct floors cannot sit under it.

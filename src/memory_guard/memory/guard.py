@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from memory_guard.core.clock import Clock
@@ -126,28 +126,35 @@ class Guard:
         Staff (`everyone`) see a verdict on every candidate. A lookup needs verdicts only on the
         candidates whose score could be served, and only until one serves: the best one is
         verified alone first, as it usually settles the lookup (the others' verdicts can cost
-        an embedding call).
+        an embedding call or a larger cross-encoder run).
         """
         if self.verifier is None:
             return candidates
         floor = self.policy.verify_from(scope_floor)
         result = list(candidates)
         todo = [i for i, c in enumerate(candidates) if everyone or c.score >= floor]
+        already_read = 0
         if not everyone and todo:
             head = todo.pop(0)
             result[head] = (await self._verify(question, [candidates[head]]))[0]
             if self.policy.serves(result[head], scope_floor):
                 return result
-        for i, checked in zip(todo, await self._verify(question, [candidates[i] for i in todo]), strict=True):
-            result[i] = checked
+            # The cross-encoder reads at most its top candidates per question, over both calls.
+            verification = result[head].verification
+            already_read = int(verification is not None and verification.cross_encoder is not None)
+        checked = await self._verify(question, [candidates[i] for i in todo], already_read)
+        for i, candidate in zip(todo, checked, strict=True):
+            result[i] = candidate
         return result
 
-    async def _verify(self, question: str, candidates: list[Candidate]) -> list[Candidate]:
+    async def _verify(
+        self, question: str, candidates: list[Candidate], already_read: int = 0
+    ) -> list[Candidate]:
         assert self.verifier is not None
         if not candidates:
             return []
         verdicts = await self.verifier.verify_many(
-            question, [(c.entry.question, c.score) for c in candidates]
+            question, [(c.entry.question, c.score) for c in candidates], already_read=already_read
         )
         return [
             Candidate(c.entry, c.score, verification=v) for c, v in zip(candidates, verdicts, strict=True)
@@ -170,6 +177,8 @@ class Guard:
                 continue
             verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
             if verdict is not None:
+                # The judge's verdict decides; staff still see what the cross-encoder read.
+                verdict = replace(verdict, cross_encoder=verification.cross_encoder)
                 judged[i] = Candidate(candidate.entry, candidate.score, verification=verdict)
                 if self.policy.serves(judged[i], scope_floor):
                     break

@@ -66,8 +66,15 @@ class _Candidate(ResponseModel):
 class VerifiedCandidate(_Candidate):
     verdict: Verdict
     reason: str = Field(description="the verifier's reason, in English")
-    probability: float | None = Field(description="the pair classifier's, when it ran")
-    by: Literal["offline", "judge", "exact"]
+    probability: float | None = Field(
+        description="the probability the verdict came from: the cross-encoder's when `by` is "
+        "cross_encoder, else the pair classifier's; null when neither ran"
+    )
+    cross_encoder_probability: float | None = Field(
+        description="the cross-encoder's probability that the stored answer serves the question; null "
+        "when it did not read the pair (off, rejected by the checks first, or past its best 3)"
+    )
+    by: Literal["offline", "cross_encoder", "judge", "exact"]
     reason_code: str | None = REASON_CODE
     reason_params: dict[str, str] = REASON_PARAMS
 
@@ -77,6 +84,7 @@ class UnverifiedCandidate(_Candidate):
 
     verdict: None
     reason: Literal["verifier off"]
+    cross_encoder_probability: None = Field(description="always null: nothing read the pair")
     reason_code: str | None = REASON_CODE
     reason_params: dict[str, str] = REASON_PARAMS
 

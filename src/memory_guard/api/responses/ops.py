@@ -17,3 +17,4 @@ class Ready(ResponseModel):
     status: Literal["ready"]
     store: Literal["ok"]
     embedder: str = Field(description="the embedding model in use")
+    cross_encoder: str | None = Field(description="the cross-encoder model in use; null when it is off")

@@ -18,6 +18,7 @@ function candidateRow(candidate) {
     el("td", {}, candidate.verdict ? badge("verdict", candidate.verdict) : "—"),
     el("td", { class: "reason", title: candidate.reason ?? "", text: reasonText(candidate) }),
     el("td", { class: "num", text: formatNumber(candidate.probability, 3) }),
+    el("td", { class: "num cross-encoder", text: formatNumber(candidate.cross_encoder_probability, 4) }),
     el("td", { text: candidate.served ? t("common.yes") : t("common.no") }),
   );
 }
@@ -36,7 +37,10 @@ function result(body) {
   const candidates = body.candidates ?? [];
   if (!candidates.length) parts.push(el("p", { class: "muted", text: t("lookup.none") }));
   else {
-    const headers = ["col.entry", "col.score", "col.matched", "col.verdict", "col.reason", "col.probability", "col.served"];
+    const headers = [
+      "col.entry", "col.score", "col.matched", "col.verdict", "col.reason", "col.probability", "col.crossEncoder",
+      "col.served",
+    ];
     parts.push(table(headers.map((key) => t(key)), candidates.map(candidateRow), "candidates"));
   }
   return parts;

@@ -13,7 +13,9 @@ export function reasonText(item) {
   for (const side of ["stored", "incoming"]) {
     if (params[side] === "") params[side] = t("reason.nothing");
   }
-  if ("p" in params) params.p = formatNumber(Number(params.p), 2);
+  // The cross-encoder's cut-offs sit close to 1: two digits would hide which side a p is on.
+  const digits = item.reason_code?.startsWith("cross_encoder") ? 4 : 2;
+  if ("p" in params) params.p = formatNumber(Number(params.p), digits);
   return coded("reason", item.reason_code, params, item.reason);
 }
 
