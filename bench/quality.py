@@ -14,9 +14,14 @@ Reported per data set (and for pairs_dev per kind and per language):
   * precision of direct answers (same among direct) with a Wilson 95% interval;
   * the median score of same vs different pairs, and a sweep of the direct threshold.
 
+With `--cross-encoder on` (bench/quality_ce.py) the candidates that pass the vetoes are read by
+the shipped cross-encoder instead of the pair classifier, and the report adds the curve of
+correct vs WRONG direct answers across its cut-offs for every data set.
+
 Run:  python bench/quality.py [--qqp-limit N] [--full] [--direct T] [--similar T]
                                [--verifier offline|off] [--accept P] [--verified-direct T]
-                               [--provider P] [--model M] [--seed S] [--data DIR]
+                               [--provider P] [--embedding-model M] [--cross-encoder on|off]
+                               [--seed S] [--data DIR]
 
 The evaluation data (what it is and where it comes from: docs/DEVELOPMENT.md, "Evaluation
 data") is read from the folder given by --data.
@@ -37,7 +42,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-import numpy.typing as npt
 from pydantic import ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,26 +51,29 @@ for _path in (ROOT, ROOT / "src"):  # run from a checkout, installed or not
 
 from training.splits import half_of  # noqa: E402
 
-from bench.pairs import BATCH_SIZE, compare_pairs, score_pairs  # noqa: E402
-from bench.quality_report import pct, print_report, print_wrong  # noqa: E402
+from bench.model_files import header_lines  # noqa: E402
+from bench.pairs import BATCH_SIZE, score_pairs  # noqa: E402
+from bench.quality_ce import (  # noqa: E402
+    ce_policy,
+    decide_with_cross_encoder,
+    print_cross_encoder_summary,
+    print_curve,
+    run_cross_encoder,
+)
+from bench.quality_report import pct, print_audited_precision, print_report, print_wrong  # noqa: E402
 from bench.quality_stats import (  # noqa: E402
-    Decisions,
     Pair,
-    Scores,
-    decide_pairs,
     make_groups,
+    rate,
     summarize,
 )
+from bench.quality_verify import time_with_embedding, verify_pairs  # noqa: E402
 from memory_guard.core.decision import Decision  # noqa: E402
-from memory_guard.core.serve_policy import ServePolicy  # noqa: E402
-from memory_guard.core.verdict import Verification  # noqa: E402
-from memory_guard.embeddings.base import Embedder  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
 from memory_guard.services import policy_of, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
-from memory_guard.verify.features import compare, forget_comparisons  # noqa: E402
-from memory_guard.verify.verifier import OfflineVerifier  # noqa: E402
+from memory_guard.verify.cross_encoder import CrossEncoder  # noqa: E402
 
 QQP_FILE = "qqp_pairs.jsonl.gz"
 MOCK_FILE = "paraphrases_mock.jsonl"
@@ -128,7 +135,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--direct", type=float, default=None, help="direct threshold (default: Settings)")
     parser.add_argument("--similar", type=float, default=None, help="assisted threshold (default: Settings)")
     parser.add_argument("--provider", choices=["local", "openai", "hashing"], default=None, help="embedder")
-    parser.add_argument("--model", default=None, help="embedding model (default: Settings)")
+    parser.add_argument(
+        "--embedding-model",
+        "--model",
+        dest="model",
+        default=None,
+        help="embedding model, e.g. multilingual-e5-small-onnx (default: Settings)",
+    )
+    parser.add_argument(
+        "--cross-encoder",
+        choices=["on", "off"],
+        default="off",
+        help="the local cross-encoder reads the candidates that pass the vetoes (default off)",
+    )
     parser.add_argument("--verifier", choices=["offline", "off"], default=None, help="hit verifier")
     parser.add_argument(
         "--accept", type=float, default=None, help="classifier yes cut-off (default: the model's own)"
@@ -147,6 +166,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.qqp_limit < 1:
         parser.error("--qqp-limit must be positive")
+    if args.cross_encoder == "on" and args.verifier == "off":
+        parser.error("--cross-encoder on needs the verifier (its vetoes run first)")
     return args
 
 
@@ -167,6 +188,7 @@ def build_settings(args: argparse.Namespace) -> Settings:
         for option, setting in _OVERRIDES.items()
         if getattr(args, option) is not None
     }
+    overrides["memory_cross_encoder"] = args.cross_encoder
     return Settings(**overrides)
 
 
@@ -203,8 +225,18 @@ async def run(args: argparse.Namespace) -> int:
             verifier.model = replace(verifier.model, cutoffs=cutoffs)
         policy = policy_of(settings, verifier)
         embedded = time.perf_counter()
-        decisions, timings = await verify_pairs(all_pairs, scores, exact, embedder, verifier, policy)
-        with_embedding = await time_with_embedding(all_pairs, scores, exact, verifier, policy)
+        encoder, ce = None, None
+        if args.cross_encoder == "on":
+            encoder = CrossEncoder.load()  # the shipped file, checked against its pinned hash
+            ce = run_cross_encoder(
+                encoder, all_pairs, scores, exact, policy.verify_from(), progress=not args.no_progress
+            )
+            direct, unsure = encoder.cutoffs.direct, encoder.cutoffs.unsure
+            decisions = decide_with_cross_encoder(policy, scores, exact, ce, direct, unsure)
+            timings = with_embedding = np.array([], dtype=np.float64)
+        else:
+            decisions, timings = await verify_pairs(all_pairs, scores, exact, embedder, verifier, policy)
+            with_embedding = await time_with_embedding(all_pairs, scores, exact, verifier, policy)
     finally:
         await embedder.aclose()
 
@@ -214,16 +246,23 @@ async def run(args: argparse.Namespace) -> int:
     qqp_note = half if len(qqp) == len(qqp_all) else f"seeded stratified sample of {len(qqp):,} of {half}"
     if verifier is None:
         classifier = "not used"
+    elif encoder is not None:
+        classifier = "replaced by the cross-encoder"
     else:
         classifier = "none (checks only)" if verifier.model is None else "trained for this model"
+    shown = policy if encoder is None else ce_policy(policy, encoder.cutoffs.direct)
     print("memory-guard quality benchmark")
+    for line in header_lines():
+        print(f"  {line}")
     print(f"  embedding provider : {settings.embedding_provider}")
     print(f"  embedding model id : {model_id}")
     print(f"  verifier           : {settings.memory_verifier}; pair classifier: {classifier}")
     print(
-        f"  thresholds         : candidates >= {policy.similar:.2f}; direct on a yes >= {policy.direct:.2f}, "
-        f"on a confident yes (p >= {policy.confident:.2f}) >= {policy.verified_direct:.2f}"
+        f"  thresholds         : candidates >= {shown.similar:.2f}; direct on a yes >= {shown.direct:.2f}, "
+        f"on a confident yes (p >= {shown.confident:.3f}) >= {shown.verified_direct:.2f}"
     )
+    if encoder is not None and ce is not None:
+        print_cross_encoder_summary(encoder, ce, policy.verify_from(), len(all_pairs))
     print(f"  data dir           : {data_dir}")
     print(f"  qqp                : {qqp_note}; same={qqp_same:,} diff={len(qqp) - qqp_same:,}")
     print(f"  paraphrases_mock   : {len(mock):,} pairs ('eval' half)")
@@ -232,6 +271,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"  templates_heldout  : {len(templates):,} pairs (training/pairs_fr, held-out templates)")
     print(f"  texts embedded     : {n_texts:,} unique, batches of {BATCH_SIZE}")
 
+    verifier_name = settings.memory_verifier + ("+cross-encoder" if encoder is not None else "")
     bounds = np.cumsum([0, len(qqp), len(mock), len(dev), len(holdout), len(templates)])
     names = ["qqp", "mock", "dev", "holdout", "templates"]
     labels = [f"qqp[{len(qqp)}]", "paraphrases_mock", "pairs_dev", "pairs_holdout", "templates_heldout"]
@@ -250,7 +290,11 @@ async def run(args: argparse.Namespace) -> int:
         for i in range(len(names))
         if parts[i]
     ]
-    print_report(datasets, policy, settings.memory_verifier)
+    print_report(datasets, shown, verifier_name)
+    if encoder is not None and ce is not None:
+        slices = [slice(int(bounds[i]), int(bounds[i + 1])) for i in range(len(names)) if parts[i]]
+        tops = [(name, groups[0]) for name, groups in datasets]
+        print_curve(tops, slices, ce, policy, encoder.cutoffs.direct, encoder.cutoffs.unsure)
     served = decisions == Decision.DIRECT.value
     for i in (2, 3, 4):
         print_wrong(labels[i], parts[i], scores[bounds[i] : bounds[i + 1]], served[bounds[i] : bounds[i + 1]])
@@ -264,7 +308,11 @@ async def run(args: argparse.Namespace) -> int:
             f"QQP direct precision, labels as given: {s.same_direct:,}/{s.n_direct:,} = "
             f"{pct(s.direct_precision).strip()} (Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%)"
         )
-        print_audited_precision(qqp, served[: len(qqp)])
+        print_audited_precision(qqp, served[: len(qqp)], AUDIT_FILE)
+        print(
+            f"QQP duplicates answered direct: {s.same_direct:,}/{s.n_same:,} = "
+            f"{pct(rate(s.same_direct, s.n_same)).strip()}"
+        )
     else:
         print("QQP direct precision: no direct answers.")
     if timings.size:
@@ -285,94 +333,6 @@ async def run(args: argparse.Namespace) -> int:
         f"= {n_texts / max(embedded - model_loaded, 1e-9):.0f} texts/s)"
     )
     return 0
-
-
-def print_audited_precision(qqp: Sequence[Pair], served: npt.NDArray[np.bool_]) -> None:
-    """Precision once the QQP labels of the served "different" pairs are read by a person.
-
-    QQP's labels are a few % noisy ("How do I get in Harvard?" / "How do I get into
-    Harvard?" is labelled different). `bench/data/qqp_audit.jsonl` records, for each pair we
-    served against its label, whether the stored answer really serves the question. A served
-    pair missing from the audit counts as wrong.
-    """
-    audit = {}
-    if AUDIT_FILE.is_file():
-        for line in AUDIT_FILE.read_text("utf-8").splitlines():
-            row = json.loads(line)
-            audit[(row["a"], row["b"])] = bool(row["serves"])
-    against = [p for p, hit in zip(qqp, served, strict=True) if hit and not p.same]
-    right = int(sum(p.same for p, hit in zip(qqp, served, strict=True) if hit))
-    relabelled = sum(audit.get((p.a, p.b), False) for p in against)
-    unaudited = sum((p.a, p.b) not in audit for p in against)
-    n, good = right + len(against), right + relabelled
-    low, high = wilson_interval(good, n)
-    print(
-        f"QQP direct precision, audited: {good:,}/{n:,} = {100 * good / n:.1f}% "
-        f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%); of the {len(against)} served pairs labelled "
-        f"different, {relabelled} are label errors per {AUDIT_FILE.name}, {unaudited} not audited "
-        "(counted wrong)"
-    )
-    for p in against:
-        if (p.a, p.b) not in audit:
-            print(f"  not audited: {p.a!r} -> {p.b!r}")
-
-
-async def time_with_embedding(
-    pairs: Sequence[Pair],
-    scores: Scores,
-    exact: npt.NDArray[np.bool_],
-    verifier: OfflineVerifier | None,
-    policy: ServePolicy,
-    limit: int = 300,
-) -> npt.NDArray[np.float64]:
-    """`verify_many` timed one candidate at a time on the candidates whose decision takes the
-    embedding of their leftover words (seconds)."""
-    timings: list[float] = []
-    if verifier is None:
-        return np.array(timings)
-    for pair, score, is_exact in zip(pairs, scores, exact, strict=True):
-        if len(timings) >= limit:
-            break
-        if (
-            is_exact
-            or score < policy.similar
-            or not verifier.needs_residual(compare(pair.a, pair.b, float(score)))
-        ):
-            continue
-        forget_comparisons()
-        started = time.perf_counter()
-        await verifier.verify_many(pair.b, [(pair.a, float(score))])
-        timings.append(time.perf_counter() - started)
-    return np.array(timings)
-
-
-async def verify_pairs(
-    pairs: Sequence[Pair],
-    scores: Scores,
-    exact: npt.NDArray[np.bool_],
-    embedder: Embedder,
-    verifier: OfflineVerifier | None,
-    policy: ServePolicy,
-) -> tuple[Decisions, npt.NDArray[np.float64]]:
-    """The guard's decision for each pair, and the verifier's time per candidate (seconds).
-
-    As in a lookup, only a candidate whose score a verdict can serve is verified. The leftover
-    words are embedded in batches first, as `compare_pairs` does; the time per candidate is the
-    checks and the classifier (`bench/latency.py` measures the whole path).
-    """
-    verifications: list[Verification | None] = [None] * len(pairs)
-    timings: list[float] = []
-    if verifier is None:
-        return decide_pairs(policy, scores, exact, verifications), np.array(timings)
-    todo = [i for i in range(len(pairs)) if not exact[i] and scores[i] >= policy.verify_from()]
-    compared = await compare_pairs([pairs[i] for i in todo], scores[todo], embedder)
-    for i, item in zip(todo, compared, strict=True):
-        # The pair was compared while its leftover words were embedded: time the checks, not the cache.
-        forget_comparisons()
-        started = time.perf_counter()
-        verifications[i] = verifier.verify(item.pair.a, item.pair.b, float(scores[i]), item.residual)
-        timings.append(time.perf_counter() - started)
-    return decide_pairs(policy, scores, exact, verifications), np.array(timings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -123,3 +125,33 @@ def print_wrong(name: str, pairs: Sequence[Pair], scores: Scores, served: npt.ND
     print(f"\nWRONG direct answers of {name} ({len(wrong)}):")
     for pair, score in wrong:
         print(f"  {score:.3f} [{pair.kind or '-'}] {pair.a!r} -> {pair.b!r}")
+
+
+def print_audited_precision(qqp: Sequence[Pair], served: npt.NDArray[np.bool_], audit_file: Path) -> None:
+    """Precision once the QQP labels of the served "different" pairs are read by a person.
+
+    QQP's labels are a few % noisy ("How do I get in Harvard?" / "How do I get into
+    Harvard?" is labelled different). `bench/data/qqp_audit.jsonl` records, for each pair we
+    served against its label, whether the stored answer really serves the question. A served
+    pair missing from the audit counts as wrong.
+    """
+    audit = {}
+    if audit_file.is_file():
+        for line in audit_file.read_text("utf-8").splitlines():
+            row = json.loads(line)
+            audit[(row["a"], row["b"])] = bool(row["serves"])
+    against = [p for p, hit in zip(qqp, served, strict=True) if hit and not p.same]
+    right = int(sum(p.same for p, hit in zip(qqp, served, strict=True) if hit))
+    relabelled = sum(audit.get((p.a, p.b), False) for p in against)
+    unaudited = sum((p.a, p.b) not in audit for p in against)
+    n, good = right + len(against), right + relabelled
+    low, high = wilson_interval(good, n)
+    print(
+        f"QQP direct precision, audited: {good:,}/{n:,} = {100 * good / n:.1f}% "
+        f"(Wilson 95%: {100 * low:.1f}%-{100 * high:.1f}%); of the {len(against)} served pairs labelled "
+        f"different, {relabelled} are label errors per {audit_file.name}, {unaudited} not audited "
+        "(counted wrong)"
+    )
+    for p in against:
+        if (p.a, p.b) not in audit:
+            print(f"  not audited: {p.a!r} -> {p.b!r}")

@@ -1,5 +1,6 @@
 """Bilingual FAQ questions for the latency benchmark, and variants of them that the guard
-should answer direct: exact (same normalized key) and cosine (a trailing politeness word)."""
+should answer direct: exact (same normalized key), cosine (a trailing politeness word, which the
+guard strips before embedding) and reworded (a lead-in the guard does embed)."""
 
 from __future__ import annotations
 
@@ -119,6 +120,23 @@ def cosine_variant(question: str, language: str) -> str:
     return f"{body} {word} ?" if language == "fr" else f"{body}, {word}?"
 
 
+def reworded_variant(question: str, language: str) -> str:
+    """The question behind a lead-in that asks nothing more: embedded as is, so its cosine to the
+    stored question is below 1 and the verifier (cross-encoder included) reads a real difference."""
+    body = question.rstrip().rstrip("?").rstrip()
+    return f"Petite question : {body} ?" if language == "fr" else f"Quick question: {body}?"
+
+
+def variant(kind: str, faq: Faq, n: int) -> str:
+    if kind == "exact":
+        return exact_variant(faq.question, n)
+    if kind == "cosine":
+        return cosine_variant(faq.question, faq.language)
+    if kind == "reworded":
+        return reworded_variant(faq.question, faq.language)
+    raise ValueError(f"unknown variant kind {kind!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class Probe:
     """A question to time, the entry it must hit and the score the lookup gave it."""
@@ -135,6 +153,7 @@ class Qualifying:
     other_entry: int = 0
     below: int = 0
     wrong_kind: int = 0  # direct from the right entry, but exact when a cosine hit was wanted (or back)
+    cross_encoder: int = 0  # qualified probes whose served candidate the cross-encoder read
     scores: list[float] = field(default_factory=list)
     qualified_by_language: dict[str, int] = field(default_factory=dict)
     tried_by_language: dict[str, int] = field(default_factory=dict)
@@ -153,9 +172,7 @@ def qualify(
     probes: list[Probe] = []
     tally = Qualifying()
     for n, (faq, entry_id) in enumerate(stored):
-        message = (
-            exact_variant(faq.question, n) if kind == "exact" else cosine_variant(faq.question, faq.language)
-        )
+        message = variant(kind, faq, n)
         if message == faq.question:
             raise RuntimeError(f"variant is byte-identical: {message!r}")
         same_key = normalize_question(message) == normalize_question(faq.question)
@@ -169,14 +186,19 @@ def qualify(
         best = body["candidates"][0] if body["candidates"] else None
         if best is not None:
             tally.scores.append(float(best["score"]))
-        if body["decision"] != Decision.DIRECT or best is None:
+        # The entry served: the first candidate that serves, not always the best-scored one (a
+        # verifier may turn that one down and serve the next).
+        served = next((c for c in body["candidates"] if c.get("served")), None)
+        if body["decision"] != Decision.DIRECT or served is None:
             tally.below += 1
-        elif best["entry_id"] != entry_id:
+        elif served["entry_id"] != entry_id:
             tally.other_entry += 1
-        elif bool(best.get("exact")) != (kind == "exact"):
+        elif bool(served.get("exact")) != (kind == "exact"):
             tally.wrong_kind += 1
         else:
             tally.direct += 1
             tally.qualified_by_language[faq.language] = tally.qualified_by_language.get(faq.language, 0) + 1
-            probes.append(Probe(message, entry_id, float(best["score"])))
+            probes.append(Probe(message, entry_id, float(served["score"])))
+            if served.get("cross_encoder_probability") is not None or served.get("by") == "cross_encoder":
+                tally.cross_encoder += 1
     return probes, tally

@@ -27,6 +27,17 @@ ROOT = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True, slots=True)
 class Service:
     base_url: str
+    pid: int  # of the `memory-guard serve` process, for its /proc/PID/status
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """VmRSS (resident now) and VmHWM (resident peak) of a Linux process, in MiB."""
+    found: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            found[name] = int(value.split()[0]) / 1024  # the kernel says kB
+    return found
 
 
 @contextmanager
@@ -47,7 +58,7 @@ def service_process(settings: Settings) -> Iterator[Service]:
     base_url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(process, base_url, timeout_s=60, poll_s=0.1)
-        yield Service(base_url)
+        yield Service(base_url, process.pid)
     finally:
         process.terminate()
         process.wait(timeout=15)

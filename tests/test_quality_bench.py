@@ -175,3 +175,117 @@ def test_every_wrong_direct_answer_is_listed_and_nothing_else(capsys: pytest.Cap
     assert "GPA" not in out and "réception" not in out
     print_wrong("pairs_dev", pairs, np.array([0.97, 0.96, 0.99]), np.array([False, True, False]))
     assert capsys.readouterr().out == ""
+
+
+# --------------------------------------------------------------------------- the cross-encoder
+
+
+class TableReader:
+    """A cross-encoder that answers a given probability per (stored, incoming) pair and records
+    the batches it reads."""
+
+    def __init__(self, table: dict[tuple[str, str], float]) -> None:
+        self.table = table
+        self.batches: list[list[tuple[str, str]]] = []
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.batches.append(list(pairs))
+        return [self.table[pair] for pair in pairs]
+
+
+CE_PAIRS = [
+    stats.Pair("Délai de la GPA ?", "délai de la GPA", True),  # exact after normalization
+    stats.Pair("Quel est le délai de paiement ?", "Le délai de paiement, c'est combien ?", True),
+    stats.Pair("Taux de TVA en 2023 ?", "Taux de TVA en 2024 ?", False),  # vetoed: another year
+    stats.Pair("Qui signe le PV de réception ?", "Qui rédige le PV de réception ?", False),
+    stats.Pair("Durée de la garantie décennale ?", "Combien dure la décennale ?", True),
+    stats.Pair("Où déposer le DOE ?", "Quand commence le chantier ?", False),  # below the floor
+]
+CE_SCORES = np.array([1.0, 0.93, 0.99, 0.97, 0.91, 0.6])
+CE_EXACT = np.array([True, False, False, False, False, False])
+CE_TABLE = {
+    (CE_PAIRS[1].a, CE_PAIRS[1].b): 0.995,
+    (CE_PAIRS[3].a, CE_PAIRS[3].b): 0.7,
+    (CE_PAIRS[4].a, CE_PAIRS[4].b): 0.2,
+}
+CE_POLICY = ServePolicy(similar=0.85, direct=0.95, verified_direct=0.90, confident=0.95)
+
+
+def test_the_cross_encoder_reads_only_what_the_vetoes_leave_in_batches() -> None:
+    from bench import quality_ce
+
+    reader = TableReader(CE_TABLE)
+    ce = quality_ce.run_cross_encoder(
+        reader, CE_PAIRS, CE_SCORES, CE_EXACT, floor=0.90, batch_size=2, progress=False
+    )
+    read = [pair for batch in reader.batches for pair in batch]
+    assert sorted(read) == sorted(CE_TABLE)  # not the exact match, the vetoed pair, the far one
+    assert [len(batch) for batch in reader.batches] == [2, 1]
+    assert (ce.ran, ce.vetoed, ce.batches) == (3, 1, 2)
+    assert ce.conflicts[2] and not any(ce.conflicts[i] for i in (0, 1, 3, 4, 5))
+    assert ce.probabilities[[1, 3, 4]].tolist() == [0.995, 0.7, 0.2]
+    assert np.isnan(ce.probabilities[[0, 2, 5]]).all()
+
+
+def test_cross_encoder_decisions_follow_the_cut_offs_through_the_serve_policy() -> None:
+    from bench import quality_ce
+
+    ce = quality_ce.run_cross_encoder(
+        TableReader(CE_TABLE), CE_PAIRS, CE_SCORES, CE_EXACT, 0.90, progress=False
+    )
+    decided = quality_ce.decide_with_cross_encoder(
+        CE_POLICY, CE_SCORES, CE_EXACT, ce, direct=0.99, unsure=0.5
+    )
+    # exact; p >= direct; vetoed; unsure; p < unsure; below the candidates' floor
+    assert decided.tolist() == ["direct", "direct", "assisted", "assisted", "assisted", "miss"]
+    lower = quality_ce.decide_with_cross_encoder(CE_POLICY, CE_SCORES, CE_EXACT, ce, direct=0.6, unsure=0.5)
+    assert lower.tolist() == ["direct", "direct", "assisted", "direct", "assisted", "miss"]
+    verdicts = quality_ce.verifications(ce, 0.99, 0.5)
+    assert [v.verdict if v else None for v in verdicts] == [
+        None, Verdict.ACCEPT, Verdict.REJECT, Verdict.UNSURE, Verdict.REJECT, None,
+    ]  # fmt: skip
+    assert verdicts[1] is not None and verdicts[1].by == "cross_encoder" and verdicts[1].probability == 0.995
+
+
+def test_the_curve_marks_the_shipped_cut_off(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import quality_ce
+
+    ce = quality_ce.run_cross_encoder(
+        TableReader(CE_TABLE), CE_PAIRS, CE_SCORES, CE_EXACT, 0.90, progress=False
+    )
+    group = stats.make_groups("dev", CE_PAIRS, CE_SCORES, CE_EXACT, np.array(["miss"] * 6))[0]
+    quality_ce.print_curve([("dev", group)], [slice(0, 6)], ce, CE_POLICY, shipped_direct=0.96, unsure=0.5)
+    rows = {
+        line.split()[0]: line.split()[1:]
+        for line in capsys.readouterr().out.splitlines()
+        if line[:1].isdigit()
+    }
+    assert rows["0.960"][0] == "*"
+    # 3 same pairs: the exact one always, the p=0.995 one up to 0.995; 3 different: p=0.7 one up to 0.7.
+    assert rows["0.500"] == ["66.7%", "33.3%"]
+    assert rows["0.960"][1:] == ["66.7%", "0.0%"]
+    assert rows["0.999"] == ["33.3%", "0.0%"]
+
+
+def test_model_file_lines_say_sizes_and_the_cross_encoder_metadata() -> None:
+    from bench import model_files
+
+    lines = model_files.size_lines()
+    assert any(line.startswith("e5 model") and "MiB" in line for line in lines)
+    assert any("cross_encoder.onnx" in line for line in lines)
+    meta = {
+        "cutoffs": {"direct": 0.93, "unsure": 0.5},
+        "fitted": {"pairs": 10, "kinds": {"paraphrase": 0.25}},
+    }
+    shown = "\n".join(model_files.metadata_lines(meta))
+    assert '"direct": 0.93' in shown and '"paraphrase": 0.25' in shown and '"pairs": 10' in shown
+    assert "none" in model_files.metadata_lines(None)[0]
+
+
+def test_quality_options_pick_the_embedder_and_the_cross_encoder() -> None:
+    args = quality.parse_args(["--embedding-model", "multilingual-e5-small-onnx", "--cross-encoder", "on"])
+    assert (args.model, args.cross_encoder) == ("multilingual-e5-small-onnx", "on")
+    assert quality.build_settings(args).embedding_model == "multilingual-e5-small-onnx"
+    assert quality.parse_args([]).cross_encoder == "off"
+    with pytest.raises(SystemExit):
+        quality.parse_args(["--cross-encoder", "on", "--verifier", "off"])
