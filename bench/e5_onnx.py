@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from memory_guard.embeddings.local import E5_MODEL
+from memory_guard.embeddings.local import E5_MODEL, cpu_session
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = E5_MODEL.prefix
@@ -46,16 +45,6 @@ def questions(data: Path) -> list[tuple[str, str]]:
                     for side in ("a", "b"):
                         seen.setdefault(str(row[side]), path.name)
     return [(name, text) for text, name in seen.items()]
-
-
-def session(model: Path, threads: int) -> Any:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def embed(runner: Any, tokenizer: Tokenizer, text: str) -> tuple[np.ndarray, int]:
@@ -88,7 +77,7 @@ def main() -> None:
 
     reference = E5(num_threads=args.threads)
     tokenizer = Tokenizer.from_file(str(args.model_dir / "tokenizer.json"))
-    runner = session(args.model_dir / "model.onnx", args.threads)
+    runner = cpu_session(str(args.model_dir / "model.onnx"), args.threads)
     items = questions(args.data)
     for _, text in items[: args.warmup]:
         embed(runner, tokenizer, text)

@@ -82,32 +82,33 @@ def test_invalid_settings_are_reported_without_a_traceback(tmp_path: Path) -> No
     assert "Traceback" not in result.stderr
 
 
+async def _store_embedded_by(store: SqliteMemoryStore, embedder: HashingEmbedder, count: int) -> None:
+    """`count` entries whose vectors come from `embedder` (another model than the service's)."""
+    from memory_guard.core.clock import utc_now
+    from memory_guard.core.scope import Scope
+    from memory_guard.memory.entry import Source, Status
+    from memory_guard.memory.store import NewEntry
+
+    for n in range(count):
+        question = f"question numéro {n}"
+        vector = (await embedder.embed([question]))[0]
+        entry = NewEntry(
+            Scope("default", "default"),
+            question,
+            "r",
+            f"k{n}",
+            Status.AUTO,
+            Source.LEARNED,
+            vector,
+            embedder.model_id,
+        )
+        await store.insert(entry, utc_now())
+
+
 def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
     async def seed() -> None:
-        from memory_guard.core.clock import utc_now
-        from memory_guard.core.scope import Scope
-        from memory_guard.memory.entry import Source, Status
-        from memory_guard.memory.store import NewEntry
-
-        other = HashingEmbedder(dimension=64)
         db = await Database.open(tmp_path / "cli.db")
-        store = SqliteMemoryStore(db)
-        for n in range(5):
-            question = f"question numéro {n}"
-            vector = (await other.embed([question]))[0]
-            await store.insert(
-                NewEntry(
-                    Scope("default", "default"),
-                    question,
-                    "r",
-                    f"k{n}",
-                    Status.AUTO,
-                    Source.LEARNED,
-                    vector,
-                    other.model_id,
-                ),
-                utc_now(),
-            )
+        await _store_embedded_by(SqliteMemoryStore(db), HashingEmbedder(dimension=64), 5)
         await db.close()
 
     asyncio.run(seed())
@@ -130,32 +131,17 @@ def test_reindex_reembeds_other_models_vectors(tmp_path: Path) -> None:
 async def test_a_start_says_how_many_entries_another_model_embedded(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from memory_guard.core.clock import utc_now
-    from memory_guard.core.scope import Scope
-    from memory_guard.memory.entry import Source, Status
     from memory_guard.memory.reindex import reindex
-    from memory_guard.memory.store import NewEntry
     from memory_guard.services import Services
     from memory_guard.settings import Settings
 
     previous, current = HashingEmbedder(dimension=64), HashingEmbedder()
     db = await Database.open(tmp_path / "switch.db")
     store = SqliteMemoryStore(db)
-    for n in range(3):
-        question = f"question numéro {n}"
-        vector = (await previous.embed([question]))[0]
-        entry = NewEntry(
-            Scope("default", "default"),
-            question,
-            "r",
-            f"k{n}",
-            Status.AUTO,
-            Source.LEARNED,
-            vector,
-            previous.model_id,
-        )
-        await store.insert(entry, utc_now())
-    settings = Settings(_env_file=None, memory_db_path=tmp_path / "switch.db", embedding_provider="hashing")  # type: ignore[call-arg]
+    await _store_embedded_by(store, previous, 3)
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, memory_db_path=tmp_path / "switch.db", embedding_provider="hashing"
+    )
 
     async def start_warnings() -> list[str]:
         caplog.clear()

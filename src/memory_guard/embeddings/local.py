@@ -238,6 +238,20 @@ class _Runtime:
         return normalize_rows(summed / counts)
 
 
+def cpu_session(model: bytes | str, threads: int) -> Any:
+    """An onnxruntime CPU session as every local model of the service runs one (the embedders,
+    the cross-encoder): `threads` intra-op threads, fully optimized graph."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Questions arrive apart, not back to back: a pool thread spinning after each run only burns
+    # a core the event loop needs (measured: ~1.6x the CPU per question, no lower latency).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+
+
 def _default_threads() -> int:
     # One: a short question has little work to split (a second thread made one embedding
     # 7% faster for 40% more CPU, measured on 2 cores), concurrent questions and an import's
@@ -314,16 +328,7 @@ class LocalOnnxEmbedder:
     def _start(self) -> _Runtime:
         tokenizer = _read_tokenizer(self._tokenizer_path or _packaged_tokenizer(self._model), self._model)
         model_bytes = _read_model(self._model_path or _model_source(self._model), self._model)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Questions arrive apart, not back to back: a pool thread spinning after each run
-        # only burns a core the event loop needs (measured: ~1.6x the CPU per question,
-        # no lower latency).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = ort.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+        session = cpu_session(model_bytes, self._threads)
         inputs = frozenset(i.name for i in session.get_inputs())
         return _Runtime(
             session=session,

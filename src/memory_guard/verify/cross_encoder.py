@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 
 from memory_guard.core.normalize import embedding_text
-from memory_guard.embeddings.local import AssetMismatch, read_pinned
+from memory_guard.embeddings.local import AssetMismatch, cpu_session, read_pinned
 from memory_guard.embeddings.tokenizer import SharedTokenizer, TextEncoder, shared_tokenizer
 
 MAX_CANDIDATES = 3  # the cross-encoder reads at most the top 3 unvetoed candidates
@@ -179,17 +179,6 @@ def _read_tokenizer(meta: _Metadata, where: object) -> SharedTokenizer:
     return shared_tokenizer(data)
 
 
-def _session(model: bytes, threads: int) -> Any:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    # As the embedder: questions arrive apart, a spinning pool thread only burns a core.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
-
-
 class CrossEncoder:
     """A loaded cross-encoder. `probabilities` is synchronous and thread-safe (onnxruntime's
     `run` and the tokenizer both are); run it off the event loop."""
@@ -206,7 +195,10 @@ class CrossEncoder:
     def load(cls, path: Path | None = None, *, threads: int | None = None) -> CrossEncoder:
         """The shipped file (None), checked against its pinned sha256 and size, or the file at
         `path`, read as is (a retrained model, tests)."""
-        count = 1 if threads is None else threads  # one, as the embedder (a batch of 3 is small)
+        # Two where there are two cores: unlike one embedding (7% faster for 40% more CPU), a pair
+        # run splits well (measured on 2 cores: 4.0 -> 2.8 ms for 1 pair, 10.7 -> 6.7 ms for 3), and
+        # it sits on the path of a direct answer.
+        count = min(2, os.cpu_count() or 1) if threads is None else threads
         if count < 1:
             raise ValueError(f"threads must be at least 1, not {count}")
         if path is None:
@@ -216,7 +208,7 @@ class CrossEncoder:
             )
         else:
             source, model = path, path.read_bytes()
-        session = _session(model, count)
+        session = cpu_session(model, count)
         meta = parse_metadata(session.get_modelmeta().custom_metadata_map, source)
         names = {i.name for i in session.get_inputs()}
         outputs = {o.name for o in session.get_outputs()}
