@@ -150,6 +150,18 @@ def test_the_first_serving_candidate_wins_over_a_better_scored_one_that_does_not
     assert decision is Decision.DIRECT and served is confident
 
 
+def test_an_unsure_better_candidate_is_not_passed_over_for_a_lower_one() -> None:
+    # Measured: "Quick question: <stored question>" read unsure, and its sibling "<... with a gift
+    # card>" read yes just below it was served, another question's answer.
+    unsure, sibling = Cand(0.99, verification=UNSURE), Cand(0.97, verification=accept(0.99))
+    assert POLICY.decide([unsure, sibling], allow_direct=True) == (Decision.ASSISTED, None)
+    # A no or a yes under its floor is still passed over.
+    plain = Cand(0.93, verification=accept(0.5))
+    for better in (Cand(0.99, verification=REJECT), plain):
+        decision, served = POLICY.decide([better, sibling], allow_direct=True)
+        assert decision is Decision.DIRECT and served is sibling
+
+
 def test_a_candidate_below_similar_is_never_served_after_a_refused_one() -> None:
     candidates = [Cand(0.9, verification=REJECT), Cand(below(SIMILAR), verification=EXACT)]
     assert POLICY.decide(candidates, allow_direct=True) == (Decision.ASSISTED, None)

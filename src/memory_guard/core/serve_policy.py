@@ -92,8 +92,12 @@ class ServePolicy:
     ) -> tuple[Decision, C | None]:
         """The decision for candidates ordered best score first, and the candidate served direct.
 
-        A better-scored candidate that does not serve is passed over for the first one that does.
-        `allow_direct` False (a question that needs the conversation) never answers direct.
+        A better-scored candidate that does not serve is passed over for the first one that does,
+        unless the verifier was unsure of it: that one may well be the question asked (a model
+        that reads a near-copy badly says unsure), and a lower candidate that serves is then more
+        likely a sibling question that differs by a detail ("…delivered last week" / "…with a
+        gift card"). `allow_direct` False (a question that needs the conversation) never answers
+        direct.
         """
         if not candidates or candidates[0].score < self.similar:
             return Decision.MISS, None
@@ -101,4 +105,6 @@ class ServePolicy:
             for candidate in candidates:
                 if self.serves(candidate, scope_floor):
                     return Decision.DIRECT, candidate
+                if candidate.verification is not None and candidate.verification.verdict is Verdict.UNSURE:
+                    break
         return Decision.ASSISTED, None
