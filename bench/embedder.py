@@ -3,7 +3,7 @@
 Run: python bench/embedder.py [--loads 5] [--calls 200] [--threads N] [--model NAME ...]
 Prints one line per figure and model. Latency is measured through `embed()`, the path the
 service takes (worker thread included), one question per call as a chat turn sends. With
-several models (by default the int8 one and the full one), the calls alternate between
+several models (by default every local ONNX model), the calls alternate between
 them in rounds of 10, so that the drift of a shared machine touches both alike; the last
 line is the ratio of their medians.
 """
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--threads", type=int, default=None, help="intra-op threads (default: min(2, cpus))")
-    parser.add_argument("--model", action="append", choices=SUPPORTED_MODELS, help="default: both")
+    parser.add_argument("--model", action="append", choices=SUPPORTED_MODELS, help="default: all")
     args = parser.parse_args()
     models: list[str] = args.model or list(SUPPORTED_MODELS)
 

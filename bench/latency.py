@@ -7,9 +7,9 @@ Two parts, one line per figure:
    and 100,000 entries spread over 100 scopes (a lookup only reads its own scope). Also the
    build time (one `put` per entry, as the service loads its store) and the matrix's memory.
 2. Direct hits end to end over HTTP (bench/latency_http.py), for each model set-up: the
-   multilingual-e5-small embedder with the cross-encoder on ("e5+ce") and off ("e5"), and the
-   default MiniLM ("minilm"); exact, cosine and reworded repeats of stored questions, and the
-   resident memory of the service process after the hits.
+   default multilingual-e5-small embedder with the cross-encoder on ("e5+ce", the default) and
+   off ("e5"), and the English MiniLM ("minilm"); exact, cosine and reworded repeats of stored
+   questions, and the resident memory of the service process after the hits.
 The header gives the sizes of the shipped model files and what the cross-encoder file says of
 itself (cut-offs, fit, training).
 

@@ -8,8 +8,8 @@ client, whole SSE stream read) for repeated questions never byte-identical to th
   (a) exact: the same question in another case or without its closing "?" (no embedding);
   (b) cosine: the question with a trailing "please"/"svp" (stripped before embedding: cosine
       about 1, but the question is embedded, searched and verified);
-  (c) reworded: the question behind a lead-in ("Quick question: …", "Petite question : …"),
-      embedded as is, so that the verifier reads a real difference.
+  (c) reworded: the question with a closing word that asks nothing more ("…, exactly?",
+      "…, au juste ?"), embedded as is, so that the verifier reads a real difference.
 The first asking of a cosine or reworded question (embedding included) is timed apart from its
 repeats (the service has cached its embedding): see `run_setup`.
 A variant is kept only when `POST /staff/memory/lookup` says `direct`, of the intended kind, on
@@ -49,20 +49,20 @@ class Setup:
     """One service configuration to time."""
 
     label: str
-    embedding_model: str | None  # None: the default (MiniLM)
+    embedding_model: str
     cross_encoder: bool
 
     def overrides(self) -> dict[str, Any]:
-        values: dict[str, Any] = {"memory_cross_encoder": "on" if self.cross_encoder else "off"}
-        if self.embedding_model is not None:
-            values["embedding_model"] = self.embedding_model
-        return values
+        return {
+            "memory_cross_encoder": "on" if self.cross_encoder else "off",
+            "embedding_model": self.embedding_model,
+        }
 
 
 SETUPS = {
     "e5+ce": Setup("e5+ce", E5, cross_encoder=True),
     "e5": Setup("e5", E5, cross_encoder=False),
-    "minilm": Setup("minilm", None, cross_encoder=False),
+    "minilm": Setup("minilm", "all-MiniLM-L6-v2", cross_encoder=False),
 }
 
 
@@ -93,6 +93,7 @@ def service_settings(tmp: Path, llm_port: int, setup: Setup) -> Settings:
         embedding_provider="local",
         llm_base_url=f"http://127.0.0.1:{llm_port}/v1",
         llm_api_key="sk-unused",
+        memory_judge="off",  # no judge upstream here: what is timed is the local verifier
         llm_max_retries=0,
         llm_timeout_s=2.0,
         **setup.overrides(),

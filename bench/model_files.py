@@ -37,10 +37,10 @@ def _size(source: Traversable) -> str:
 def size_lines() -> list[str]:
     """One line per shipped model file, with its size in MiB."""
     files = [
-        ("MiniLM (default) model", _embedding_asset(QUANTIZED_MODEL.file_name)),
-        ("MiniLM tokenizer", _embedding_asset(QUANTIZED_MODEL.tokenizer_file)),
-        ("e5 model", _embedding_asset(E5_MODEL.file_name)),
+        ("e5 (default) model", _embedding_asset(E5_MODEL.file_name)),
         ("e5 tokenizer", _embedding_asset(E5_MODEL.tokenizer_file)),
+        ("MiniLM model", _embedding_asset(QUANTIZED_MODEL.file_name)),
+        ("MiniLM tokenizer", _embedding_asset(QUANTIZED_MODEL.tokenizer_file)),
         ("cross-encoder model", cross_encoder_asset()),
     ]
     return [f"{label:<23}: {source.name} {_size(source)}" for label, source in files]

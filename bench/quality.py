@@ -71,7 +71,7 @@ from bench.quality_verify import time_with_embedding, verify_pairs  # noqa: E402
 from memory_guard.core.decision import Decision  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
-from memory_guard.services import policy_of, verifier_of  # noqa: E402
+from memory_guard.services import policy_of, runs_cross_encoder, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
 from memory_guard.verify.cross_encoder import CrossEncoder  # noqa: E402
 
@@ -144,9 +144,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--cross-encoder",
-        choices=["on", "off"],
-        default="off",
-        help="the local cross-encoder reads the candidates that pass the vetoes (default off)",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="the local cross-encoder reads the candidates that pass the vetoes (default auto, as the "
+        "service: on with the multilingual-e5-small embedders)",
     )
     parser.add_argument("--verifier", choices=["offline", "off"], default=None, help="hit verifier")
     parser.add_argument(
@@ -226,7 +227,7 @@ async def run(args: argparse.Namespace) -> int:
         policy = policy_of(settings, verifier)
         embedded = time.perf_counter()
         encoder, ce = None, None
-        if args.cross_encoder == "on":
+        if runs_cross_encoder(settings, model_id):  # as the service decides
             encoder = CrossEncoder.load()  # the shipped file, checked against its pinned hash
             ce = run_cross_encoder(
                 encoder, all_pairs, scores, exact, policy.verify_from(), progress=not args.no_progress

@@ -1,6 +1,6 @@
 """Bilingual FAQ questions for the latency benchmark, and variants of them that the guard
 should answer direct: exact (same normalized key), cosine (a trailing politeness word, which the
-guard strips before embedding) and reworded (a lead-in the guard does embed)."""
+guard strips before embedding) and reworded (a closing word the guard does embed)."""
 
 from __future__ import annotations
 
@@ -121,10 +121,11 @@ def cosine_variant(question: str, language: str) -> str:
 
 
 def reworded_variant(question: str, language: str) -> str:
-    """The question behind a lead-in that asks nothing more: embedded as is, so its cosine to the
-    stored question is below 1 and the verifier (cross-encoder included) reads a real difference."""
+    """The question with a closing word that asks nothing more ("…, au juste ?", "…, exactly?"):
+    embedded as is (unlike a greeting, a lead-in or politeness), so its cosine to the stored
+    question is below 1 and the verifier (cross-encoder included) reads a real difference."""
     body = question.rstrip().rstrip("?").rstrip()
-    return f"Petite question : {body} ?" if language == "fr" else f"Quick question: {body}?"
+    return f"{body}, au juste ?" if language == "fr" else f"{body}, exactly?"
 
 
 def variant(kind: str, faq: Faq, n: int) -> str:

@@ -1,6 +1,6 @@
 """How long moving a memory takes: JSON Lines import (re-embedding included) and export.
 
-Run: python bench/transfer.py [--entries 2000] [--model all-MiniLM-L6-v2]
+Run: python bench/transfer.py [--entries 2000] [--model multilingual-e5-small-onnx]
 Imports `--entries` generated FAQ entries into an empty SQLite file with the local model,
 then imports the same file again (every line already present) and exports it. One line per figure.
 """
@@ -73,7 +73,7 @@ async def run(entries: int, model: str | None) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> list[str]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=2000, help="entries in the file (default 2000)")
-    parser.add_argument("--model", default=None, help="local EMBEDDING_MODEL (default: MiniLM)")
+    parser.add_argument("--model", default=None, help="local EMBEDDING_MODEL (default: the service's)")
     args = parser.parse_args(argv)
     out = asyncio.run(run(args.entries, args.model))
     for line in out:

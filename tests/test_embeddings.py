@@ -26,7 +26,6 @@ from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.embeddings.local import (
     FULL_MODEL,
     QUANTIZED_MODEL,
-    TOKENIZER_SHA256,
     EmbeddingAssetMismatch,
     LocalOnnxEmbedder,
 )
@@ -48,7 +47,7 @@ def cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
 
 @pytest.fixture(scope="module")
 def local() -> LocalOnnxEmbedder:
-    return LocalOnnxEmbedder.load()
+    return LocalOnnxEmbedder.load("all-MiniLM-L6-v2")
 
 
 def _shipped_int8_model() -> Path:
@@ -163,8 +162,8 @@ def test_tampered_tokenizer_is_refused(tmp_path: Path) -> None:
     original = Path(package.__file__).parent / "assets" / "tokenizer.json"
     tampered = tmp_path / "tokenizer.json"
     tampered.write_bytes(original.read_bytes().replace(b'"[UNK]"', b'"[UNKNOWN]"', 1))
-    with pytest.raises(EmbeddingAssetMismatch, match=TOKENIZER_SHA256) as caught:
-        LocalOnnxEmbedder.load(tokenizer_path=tampered)
+    with pytest.raises(EmbeddingAssetMismatch, match=QUANTIZED_MODEL.tokenizer_sha256) as caught:
+        LocalOnnxEmbedder.load("all-MiniLM-L6-v2", tokenizer_path=tampered)
     assert str(tampered) in str(caught.value)
 
 
@@ -179,9 +178,9 @@ def test_explicit_paths_to_the_pinned_files_load(tmp_path: Path) -> None:
         "all-MiniLM-L6-v2-full", model_path=model, tokenizer_path=tokenizer, intra_op_threads=1
     )
     assert embedder.embed_sync([PARAPHRASE_A]).shape == (1, 384)
-    # The default model pins another file: the full one's bytes are refused for it.
+    # The int8 model pins another file: the full one's bytes are refused for it.
     with pytest.raises(EmbeddingAssetMismatch, match=QUANTIZED_MODEL.sha256):
-        LocalOnnxEmbedder.load(model_path=model, tokenizer_path=tokenizer)
+        LocalOnnxEmbedder.load("all-MiniLM-L6-v2", model_path=model, tokenizer_path=tokenizer)
 
 
 @pytest.mark.parametrize("name", ["all-mpnet-base-v2", "text-embedding-3-small", "all-MiniLM-L12-v2"])
@@ -196,8 +195,10 @@ def test_unsupported_local_model_is_refused(name: str) -> None:
 
 def test_supported_local_model_names() -> None:
     assert LocalOnnxEmbedder("all-MiniLM-L6-v2").model_id == "local/all-MiniLM-L6-v2-qint8"
-    assert LocalOnnxEmbedder(None).model_id == "local/all-MiniLM-L6-v2-qint8"
-    assert LocalOnnxEmbedder(" ").model_id == "local/all-MiniLM-L6-v2-qint8"
+    # The default is the multilingual model, unset or blank alike (`EMBEDDING_MODEL=` in a .env).
+    assert LocalOnnxEmbedder(None).model_id == "local/multilingual-e5-small-q4-onnx"
+    assert LocalOnnxEmbedder(" ").model_id == "local/multilingual-e5-small-q4-onnx"
+    assert Settings(_env_file=None).embedding_model is None
     assert LocalOnnxEmbedder("all-MiniLM-L6-v2-full").model_id == "local/all-MiniLM-L6-v2-int8"
 
 
@@ -211,6 +212,7 @@ async def test_factory_builds_each_provider() -> None:
     local = build_embedder(Settings(_env_file=None, embedding_provider="local"))
     assert isinstance(local, LocalOnnxEmbedder)
     assert local.loaded
+    assert local.model_id == "local/multilingual-e5-small-q4-onnx"  # the default
 
     remote = build_embedder(
         Settings(

@@ -77,7 +77,7 @@ def test_cosine_variant_changes_the_normalized_key(question: str, language: str)
 def test_reworded_variant_is_embedded_as_another_text(question: str, language: str) -> None:
     variant = questions.reworded_variant(question, language)
     assert normalize_question(variant) != normalize_question(question)
-    assert embedding_text(variant) != embedding_text(question)  # the lead-in is not stripped
+    assert embedding_text(variant) != embedding_text(question)  # the closing word is embedded
     assert variant.endswith("?")
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from memory_guard.core.verdict import Verdict
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.embeddings.local import MODEL_ID
+from memory_guard.embeddings.local import QUANTIZED_MODEL
 from memory_guard.verify.features import FEATURES, compare
 from memory_guard.verify.model import Cutoffs, PairModel, load_models
 from memory_guard.verify.verifier import OfflineVerifier
@@ -44,8 +44,8 @@ def test_probability_is_the_documented_arithmetic() -> None:
 
 def test_shipped_file_has_a_classifier_for_the_default_model() -> None:
     models = load_models()
-    assert MODEL_ID in models
-    model = models[MODEL_ID]
+    assert QUANTIZED_MODEL.model_id in models
+    model = models[QUANTIZED_MODEL.model_id]
     assert set(model.features) <= set(FEATURES)
     same = compare("Comment créer un index PostgreSQL ?", "Comment créer un index en PostgreSQL ?", 0.98)
     other = compare("Comment créer un index PostgreSQL ?", "Comment supprimer un index PostgreSQL ?", 0.98)

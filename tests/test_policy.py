@@ -48,6 +48,14 @@ def test_symbols_and_numbers_stay_in_the_key(a: str, b: str) -> None:
         ("Comment faire un merge stp merci ?", "Comment faire un merge ?"),
         ("Is please a keyword in Python?", "Is please a keyword in Python?"),
         ("Merci", "Merci"),
+        ("Petite question : quel délai pour la GPA ?", "quel délai pour la GPA ?"),
+        ("Bonjour, petite question : quel délai ?", "quel délai ?"),
+        ("Quick question: what is the GIL?", "what is the GIL?"),
+        ("Excusez-moi, où est le PV de réception ?", "où est le PV de réception ?"),
+        # Not a lead-in: no comma or colon closes it, or it leans on the conversation.
+        ("Dites-moi si la GPA couvre les fissures ?", "Dites-moi si la GPA couvre les fissures ?"),
+        ("Et, pour le Sénégal ?", "Et, pour le Sénégal ?"),
+        ("Questionnaire : qui le remplit ?", "Questionnaire : qui le remplit ?"),
     ],
 )
 def test_greetings_and_politeness_are_not_embedded(asked: str, embedded: str) -> None:

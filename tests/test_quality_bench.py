@@ -14,6 +14,7 @@ from bench import quality_stats as stats
 from memory_guard.core.serve_policy import ServePolicy
 from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.hits.accuracy import wilson_interval
+from memory_guard.services import runs_cross_encoder
 
 # No verdict: the score alone decides, as with the verifier off.
 COSINE = ServePolicy(similar=0.85, direct=0.95, verified_direct=0.95, confident=0.95)
@@ -271,7 +272,7 @@ def test_model_file_lines_say_sizes_and_the_cross_encoder_metadata() -> None:
     from bench import model_files
 
     lines = model_files.size_lines()
-    assert any(line.startswith("e5 model") and "MiB" in line for line in lines)
+    assert any(line.startswith("e5 (default) model") and "MiB" in line for line in lines)
     assert any("cross_encoder.onnx" in line for line in lines)
     meta = {
         "cutoffs": {"direct": 0.93, "unsure": 0.5},
@@ -286,6 +287,11 @@ def test_quality_options_pick_the_embedder_and_the_cross_encoder() -> None:
     args = quality.parse_args(["--embedding-model", "multilingual-e5-small-onnx", "--cross-encoder", "on"])
     assert (args.model, args.cross_encoder) == ("multilingual-e5-small-onnx", "on")
     assert quality.build_settings(args).embedding_model == "multilingual-e5-small-onnx"
-    assert quality.parse_args([]).cross_encoder == "off"
+    # As the service: the default embedder is read with the cross-encoder, MiniLM is not.
+    default = quality.build_settings(quality.parse_args([]))
+    assert runs_cross_encoder(default, "local/multilingual-e5-small-q4-onnx")
+    assert not runs_cross_encoder(default, "local/all-MiniLM-L6-v2-qint8")
+    off = quality.build_settings(quality.parse_args(["--cross-encoder", "off"]))
+    assert not runs_cross_encoder(off, "local/multilingual-e5-small-q4-onnx")
     with pytest.raises(SystemExit):
         quality.parse_args(["--cross-encoder", "on", "--verifier", "off"])

