@@ -38,6 +38,10 @@ def make_settings(tmp_path: Path, upstream: FakeUpstream, **overrides: Any) -> S
         "embedding_provider": "hashing",
         "api_keys": KEYS,
     }
+    # The judge as it was before MEMORY_JUDGE=auto: off unless a test turns it on, so that no test
+    # meets a judge call it did not script (with the key above, auto would turn it on).
+    if not {"memory_judge", "memory_judge_enabled"} & overrides.keys():
+        values["memory_judge"] = "off"
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 

@@ -104,6 +104,16 @@ def test_every_json_answer_is_its_declared_model(
     error = api.call(staff, "POST", "/staff/memory", 409, json={"question": QUESTION, "answer": "x"})
     assert error["error"]["entry_id"] == entry["id"], "an error's own fields stay in its body"
     api.call(staff, "GET", "/staff/memory/{entry_id}", entry_id=entry["id"])
+    variants = "/staff/memory/{entry_id}/variants"
+    wording = {"question": "Sous combien de jours une facture doit-elle être payée ?"}
+    variant = api.call(staff, "POST", variants, 201, entry_id=entry["id"], json=wording)
+    api.call(staff, "GET", variants, entry_id=entry["id"])
+    assert api.call(staff, "GET", "/staff/memory/{entry_id}", entry_id=entry["id"])["variants"] == [variant]
+    ids = {"entry_id": entry["id"], "variant_id": variant["id"]}
+    api.call(staff, "POST", variants + "/{variant_id}/validate", **ids)
+    through = api.call(staff, "POST", "/staff/memory/lookup", json=wording)["candidates"][0]
+    assert through["variant"]["id"] == variant["id"]
+    api.call(staff, "DELETE", variants + "/{variant_id}", 204, **ids)
     api.call(staff, "PATCH", "/staff/memory/{entry_id}", entry_id=entry["id"], json={"tags": ["a", "b"]})
     api.call(staff, "POST", "/staff/memory/{entry_id}/obsolete", entry_id=other["id"])
     api.call(staff, "POST", "/staff/memory/{entry_id}/validate", entry_id=other["id"])

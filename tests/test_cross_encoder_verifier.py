@@ -21,7 +21,7 @@ import pytest
 from memory_guard.core.scope import Scope
 from memory_guard.core.verdict_reasons import describe_reason
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.services import Services, runs_cross_encoder
+from memory_guard.services import Services, runs_cross_encoder, verifier_of
 from memory_guard.settings import Settings
 from memory_guard.verify.async_cross_encoder import AsyncCrossEncoder, CrossEncoderLoadError
 from memory_guard.verify.cross_encoder import MAX_CANDIDATES, METADATA_KEY, CrossEncoder, shipped_asset
@@ -268,14 +268,15 @@ def test_the_cut_offs_in_the_file_decide_what_is_served_direct(
         assert reply.of("cached_response")[0]["entry_id"] == entry_id
 
 
+@pytest.mark.parametrize("asked", ["Bonjour, {q} svp", "Petite question : {q}", "Excuse me, {q}"])
 def test_the_same_question_with_a_greeting_and_thanks_is_served_unread(
-    start: Callable[..., LiveApp], tmp_path: Path
+    start: Callable[..., LiveApp], tmp_path: Path, asked: str
 ) -> None:
     # A cut-off no probability reaches: only the rule can serve, never the model.
     strict = with_cutoffs(tmp_path / "strict.onnx", direct=1.0, unsure=0.0)
     live = start(cross_encoder_file=strict)
     (entry_id,) = store(live, [PASSED[1]]).values()
-    body = lookup(live, f"Bonjour, {PASSED[1].lower()} svp")
+    body = lookup(live, asked.format(q=PASSED[1].lower()))
     (candidate,) = body["candidates"]
     assert not candidate["exact"], "the exact-match key keeps the greeting: a cosine candidate"
     assert (candidate["verdict"], candidate["reason_code"]) == ("accept", "same_once_polite")
@@ -413,3 +414,24 @@ async def test_auto_leaves_the_cross_encoder_off_for_another_embedder(tmp_path: 
         assert verifier is not None and verifier.cross_encoder is None
     finally:
         await services.aclose()
+
+
+class _E5IdEmbedder(HashingEmbedder):
+    """Hashing vectors under the default embedder's id: only the id matters to `verifier_of`."""
+
+    @property
+    def model_id(self) -> str:
+        return "local/multilingual-e5-small-q4-onnx"
+
+
+def test_the_default_embedder_without_the_cross_encoder_is_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    off = Settings(_env_file=None, memory_cross_encoder="off")  # type: ignore[call-arg]
+    with caplog.at_level("WARNING", logger="memory_guard.services"):
+        verifier_of(off, _E5IdEmbedder())
+    assert "without the cross-encoder serves wrong answers" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="memory_guard.services"):
+        verifier_of(off, HashingEmbedder())
+    assert "without the cross-encoder" not in caplog.text

@@ -1,4 +1,4 @@
-"""The optional LLM judge: its verdicts, their cache, its cost in the stats, and the guard using it.
+"""The LLM judge: its verdicts, their cache, its cost in the stats, and the guard using it.
 
 The judge talks to the real OpenAI client against FakeUpstream and keeps its verdicts in a real
 SQLite file. The app tests swap in `UnsureVerifier`: with the test embedder the checks alone
@@ -88,8 +88,17 @@ async def test_yes_accepts_and_is_asked_once_per_pair(
     assert first.reason == "judge: same question, other wording"
     assert again == first and looked_up == first
     assert fresh_upstream.calls == 1
-    assert await store.totals("acme") == JudgeTotals(calls=1, prompt_tokens=80, completion_tokens=4)
-    assert await store.totals("globex") == JudgeTotals(0, 0, 0)
+    assert await store.totals("acme") == JudgeTotals(
+        calls=1,
+        failed=0,
+        prompt_tokens=80,
+        completion_tokens=4,
+        reported_cost=0.0,
+        unpriced_calls=1,
+        unpriced_prompt_tokens=80,
+        unpriced_completion_tokens=4,
+    )
+    assert await store.totals("globex") == JudgeTotals(0, 0, 0, 0, 0.0)
 
 
 async def test_no_rejects(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
@@ -111,24 +120,27 @@ async def test_staff_lookup_never_calls(judge: LlmJudge, fresh_upstream: FakeUps
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "failed"),
     [
-        Reply(text="Probably, it depends on the contract"),
-        Reply(text="Yesterday's answer still holds"),
-        Reply(status=500),
-        Reply(text="YES", delay_s=1.5),  # past the judge's timeout
+        (Reply(text="Probably, it depends on the contract"), False),
+        (Reply(text="Yesterday's answer still holds"), False),
+        (Reply(status=500), True),
+        (Reply(text="YES", delay_s=1.5), True),  # past the judge's timeout
     ],
     ids=["unclear", "not-a-word-yes", "http-500", "timeout"],
 )
 async def test_no_clear_verdict_leaves_it_unsure_and_uncached(
-    reply: Reply, judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
+    reply: Reply, failed: bool, judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
 ) -> None:
     fresh_upstream.push(reply, Reply(text="NO"))
 
     assert await judge.judge("acme", ENTRY, NEAR, call=True) is None
-    assert await store.totals("acme") == JudgeTotals(0, 0, 0)
+    assert await judge.judge("acme", ENTRY, NEAR, call=False) is None, "nothing cached"
     retried = await judge.judge("acme", ENTRY, NEAR, call=True)
     assert retried is not None and retried.verdict is Verdict.REJECT
+    # Both calls are counted; one that got no reply at all counts as failed, with no tokens.
+    totals = await store.totals("acme")
+    assert (totals.calls, totals.failed) == (2, int(failed))
 
 
 async def test_an_edited_entry_is_judged_anew(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
@@ -193,7 +205,7 @@ def staff_lookup(staff: httpx.Client) -> dict[str, Any]:
 
 def test_judge_yes_serves_direct_once_asked(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
     fresh_upstream.push(Reply(text="YES same question", usage=(90, 3)))
-    with unsure_app(tmp_path, fresh_upstream, memory_judge_enabled=True) as url, clients(url) as (c, staff):
+    with unsure_app(tmp_path, fresh_upstream, memory_judge="on") as url, clients(url) as (c, staff):
         assert staff_lookup(staff)["decision"] == "assisted", "staff lookup must not ask the judge"
         assert fresh_upstream.calls == 0
 
@@ -226,12 +238,21 @@ def test_judge_yes_serves_direct_once_asked(tmp_path: Path, fresh_upstream: Fake
         hits = staff.get("/staff/memory/hits").json()["items"]
         assert [h["verified_by"] for h in hits] == ["judge", "judge"]
         stats = staff.get("/staff/memory/stats").json()
-        assert stats["judge"] == {"enabled": True, "calls": 1, "prompt_tokens": 90, "completion_tokens": 3}
+        assert stats["judge"] == {
+            "enabled": True,
+            "why": "MEMORY_JUDGE=on",
+            "calls": 1,
+            "failed": 0,
+            "prompt_tokens": 90,
+            "completion_tokens": 3,
+            "cost": None,  # no price set and none reported
+            "currency": "USD",
+        }
 
 
 def test_judge_no_keeps_the_llm_answering(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
     fresh_upstream.push(Reply(text="NO, not the same scope"), Reply(text="Un an."))
-    with unsure_app(tmp_path, fresh_upstream, memory_judge_enabled=True) as url, clients(url) as (c, staff):
+    with unsure_app(tmp_path, fresh_upstream, memory_judge="on") as url, clients(url) as (c, staff):
         reply = chat(c, message=NEAR)
 
         assert reply.done["decision"] == "assisted"
@@ -244,9 +265,9 @@ def test_judge_no_keeps_the_llm_answering(tmp_path: Path, fresh_upstream: FakeUp
         assert candidate["reason"] == "judge: not the same scope"
 
 
-def test_judge_off_by_default_is_never_asked(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+def test_judge_off_is_never_asked(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
     fresh_upstream.push(Reply(text="Un an."))
-    with unsure_app(tmp_path, fresh_upstream) as url, clients(url) as (c, staff):
+    with unsure_app(tmp_path, fresh_upstream, memory_judge="off") as url, clients(url) as (c, staff):
         candidate = staff_lookup(staff)["candidates"][0]
         reply = chat(c, message=NEAR)
 
@@ -254,4 +275,13 @@ def test_judge_off_by_default_is_never_asked(tmp_path: Path, fresh_upstream: Fak
         assert reply.done["decision"] == "assisted"
         assert [r.body["model"] for r in fresh_upstream.requests] == ["test-model"]
         stats = staff.get("/staff/memory/stats").json()
-        assert stats["judge"] == {"enabled": False, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        assert stats["judge"] == {
+            "enabled": False,
+            "why": "MEMORY_JUDGE=off",
+            "calls": 0,
+            "failed": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost": 0.0,  # nothing was spent
+            "currency": "USD",
+        }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Callable
@@ -229,3 +230,14 @@ def test_cors_lets_a_configured_frontend_in(app_factory: Callable[..., LiveApp])
         assert allowed.headers["access-control-allow-origin"] == "https://app.example"
         refused = browser.options("/chat", headers={**preflight, "Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in refused.headers
+
+
+def test_serve_sets_fixed_heap_thresholds_on_glibc() -> None:
+    # In a child process: the thresholds are process-wide, and this one runs other tests.
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    code = "from memory_guard.ops.heap import limit_heap_retention as f; print(f(), f())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["True", "True"]

@@ -60,6 +60,7 @@ def test_a_client_correction_of_a_staff_faq_waits_for_staff(
         "status": "validated",
         "outcome": "proposed",
         "proposal_id": body["proposal_id"],
+        "variant": None,
     }
     retire = _feedback(acme, run, validated=False).json()
     assert retire["outcome"] == "proposed" and retire["proposal_id"] != body["proposal_id"]
@@ -190,6 +191,7 @@ def test_on_a_learned_entry_only_a_no_applies_at_once(
         "status": "auto",
         "outcome": "proposed",
         "proposal_id": corrected["proposal_id"],
+        "variant": None,
     }
     assert _feedback(acme, learned, validated=True, corrected_answer=POISON).json() == corrected, (
         "the same feedback sent twice makes one proposal"
@@ -202,7 +204,13 @@ def test_on_a_learned_entry_only_a_no_applies_at_once(
     assert kinds == ["validate", "correct"]
 
     refused = _feedback(acme, learned, validated=False).json()
-    assert refused == {"entry_id": entry_id, "status": "obsolete", "outcome": "applied", "proposal_id": None}
+    assert refused == {
+        "entry_id": entry_id,
+        "status": "obsolete",
+        "outcome": "applied",
+        "proposal_id": None,
+        "variant": None,
+    }
     event = acme_staff.get(f"/staff/memory/{entry_id}/history").json()["items"][0]
     assert (event["action"], event["actor"], event["proposal_id"]) == ("feedback", CLIENT, None)
     fresh_upstream.push(Reply(text="Un an."))

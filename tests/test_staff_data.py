@@ -307,7 +307,7 @@ def test_every_reason_the_verifier_writes_has_a_code() -> None:
         ).conflict,
         IntentCheck("define", "cost").reason,
         OrderCheck(("rond-point", "feux")).reason,
-        verification_of(Judgement(True, "same thing asked", "judge-model", 10, 2)).reason,
+        verification_of(Judgement(True, "same thing asked")).reason,
         "verifier off",
     ]
     codes = [describe_reason(reason)["reason_code"] for reason in reasons]

@@ -70,6 +70,7 @@ def test_feedback_validates_corrects_and_obsoletes(
         "status": "auto",
         "outcome": "proposed",
         "proposal_id": validated["proposal_id"],
+        "variant": None,
     }
     corrected = acme.post(base, json={"validated": True, "corrected_answer": ANSWER}).json()
     assert (corrected["status"], corrected["outcome"]) == ("auto", "proposed")

@@ -57,6 +57,7 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str | None = None  # None: "tool_calls" if tool_calls else "stop"
     usage: tuple[int, int] | None = None  # (prompt, completion); None: estimated from lengths
+    cost: Any = None  # sent as usage.cost (OpenRouter's own cost of the call) when not None
     status: int | None = None  # answer this HTTP status with an OpenAI-style JSON error body
     error_message: str = "fake upstream error"
     delay_s: float = 0.0  # sleep before sending the response headers
@@ -237,6 +238,8 @@ class FakeUpstream:
         produced = reply.text + "".join(json.dumps(t.arguments) for t in reply.tool_calls)
         usage = reply.usage or (prompt, _tokens(produced))
         usage_obj = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+        if reply.cost is not None:
+            usage_obj["cost"] = reply.cost
         finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         if not body.get("stream"):
             rec.completed = True

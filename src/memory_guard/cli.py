@@ -43,6 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from memory_guard.agent.profiles import AgentDirectory
     from memory_guard.api.app import create_app
+    from memory_guard.ops.heap import limit_heap_retention
 
     settings = _settings()
     logging.basicConfig(
@@ -59,6 +60,7 @@ def _serve(args: argparse.Namespace) -> int:
         AgentDirectory.from_file(settings.agents_file)
     except ValueError as exc:
         sys.exit(f"memory-guard: {exc}")
+    limit_heap_retention()  # before the models load, whose buffers it is for
     uvicorn.run(create_app(settings), host=host, port=args.port, log_level=settings.log_level.lower())
     return 0
 
@@ -70,6 +72,7 @@ async def _reindex(everything: bool) -> int:
     from memory_guard.embeddings.factory import build_embedder
     from memory_guard.memory.reindex import reindex
     from memory_guard.memory.sqlite_store import SqliteMemoryStore
+    from memory_guard.memory.variant_store import SqliteVariantStore
 
     settings = _settings()
     db = await Database.open(settings.memory_db_path)
@@ -82,6 +85,7 @@ async def _reindex(everything: bool) -> int:
             everything,
             on_total=lambda total: setattr(bar, "total", total),
             on_progress=bar.update,
+            variants=SqliteVariantStore(db),
         )
     finally:
         bar.close()

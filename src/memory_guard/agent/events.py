@@ -99,6 +99,14 @@ class DoneEvent(StreamEvent):
     message_id: int = Field(description="the answer's id, for feedback")
     decision: Decision
     learned_entry_id: int | None = Field(description="the entry this answer was learned into, if any")
+    reused_entry_id: int | None = Field(
+        default=None,
+        description="the grounding entry whose stored answer the LLM chose to serve as it is "
+        "(use_memory_answer), if it did",
+    )
+    learned_variant_id: int | None = Field(
+        default=None, description="the learned variant the question's wording became, if it did"
+    )
     usage: Usage
 
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from memory_guard.agent.events import Event, SkillResultEvent, SkillStartEvent, StatusEvent, TextEvent
+from memory_guard.agent.reuse import USE_MEMORY_ANSWER, ReuseOffer
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
 from memory_guard.core.errors import MemoryGuardError, UpstreamTimeout
@@ -29,6 +30,9 @@ class LoopResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     skills_used: list[str] = field(default_factory=list)
+    # The entry whose stored answer the LLM chose to serve as it is (`use_memory_answer`): the
+    # answer is that entry's, not generated.
+    reused_entry_id: int | None = None
 
 
 class AgentLoop:
@@ -48,9 +52,16 @@ class AgentLoop:
         self._run_deadline_s = run_deadline_s
 
     async def run(
-        self, messages: list[ChatMessage], context: SkillContext, result: LoopResult
+        self,
+        messages: list[ChatMessage],
+        context: SkillContext,
+        result: LoopResult,
+        reuse: ReuseOffer | None = None,
     ) -> AsyncIterator[Event]:
+        """`reuse`: the grounding entries the LLM may answer with as they are (assisted runs only)."""
         tools = self.registry.tools()
+        if reuse is not None and reuse.answers:
+            tools.append(reuse.tool())
         # Every turn and skill of the run ends by this deadline, whatever each one's own.
         deadline = asyncio.get_running_loop().time() + self._run_deadline_s
         for _ in range(self._max_turns):
@@ -83,8 +94,10 @@ class AgentLoop:
                 return
             messages.append(_assistant_turn(text, calls))
             yield StatusEvent(content="Exécution des outils…")
-            async for event in self._run_skills(calls, messages, context, result, deadline):
+            async for event in self._run_skills(calls, messages, context, result, deadline, reuse):
                 yield event
+            if result.reused_entry_id is not None:
+                return
         raise MemoryGuardError(
             f"the agent did not reach an answer within {self._max_turns} turns", code="agent_turn_limit"
         )
@@ -103,9 +116,25 @@ class AgentLoop:
         context: SkillContext,
         result: LoopResult,
         deadline: float,
+        reuse: ReuseOffer | None,
     ) -> AsyncIterator[Event]:
         for call in calls:
             yield SkillStartEvent(skill=call.name, params=_params_of(call.arguments))
+            if call.name == USE_MEMORY_ANSWER and reuse is not None and reuse.answers:
+                picked = reuse.pick(call.arguments)
+                if isinstance(picked, int):
+                    # The stored answer as it is, and no further turn: the calls after it are not run.
+                    answer = reuse.answers[picked]
+                    yield TextEvent(content=answer)
+                    result.reused_entry_id = picked
+                    result.final_text = answer
+                    result.full_text += answer
+                    result.skills_used.append(call.name)
+                    return
+                refused = json.dumps({"error": picked}, ensure_ascii=False)
+                yield SkillResultEvent(skill=call.name, result_preview=refused)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": refused})
+                continue
             try:
                 async with asyncio.timeout_at(deadline):
                     outcome = await self.registry.execute(call.name, call.arguments, context)

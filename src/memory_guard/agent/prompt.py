@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_guard.agent.profiles import AgentProfile
+from memory_guard.agent.reuse import USE_MEMORY_ANSWER
 from memory_guard.agent.skills.base import Skill
 from memory_guard.core.shorten import shorten
 
@@ -19,6 +20,7 @@ _PROFILE_CHARS = 2000
 class Grounding:
     """A close match from memory, given to the LLM on an assisted decision."""
 
+    entry_id: int
     question: str
     answer: str
     score: float
@@ -41,14 +43,15 @@ def build_system_prompt(
         parts.append("## Tes outils (skills)\nUtilise-les quand c'est pertinent :\n" + "\n".join(skill_lines))
     if grounding:
         lines = [
-            f"### Question proche (similarité {g.score:.2f})\n{g.question}\n"
+            f"### Entrée {g.entry_id} : question proche (similarité {g.score:.2f})\n{g.question}\n"
             f"### Réponse enregistrée\n{g.answer}"
             for g in grounding
         ]
         parts.append(
             "## Réponses déjà connues sur des questions proches\n"
-            "Appuie-toi dessus si elles répondent vraiment à la question posée ; sinon ignore-les.\n\n"
-            + "\n\n".join(lines)
+            "Appuie-toi dessus si elles répondent vraiment à la question posée ; sinon ignore-les. "
+            f"Si l'une y répond telle quelle, appelle `{USE_MEMORY_ANSWER}` avec son numéro d'entrée "
+            "plutôt que de la réécrire.\n\n" + "\n\n".join(lines)
         )
     if summary:
         parts.append("## Résumé des échanges plus anciens\n" + summary)

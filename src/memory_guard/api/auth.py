@@ -11,8 +11,8 @@ from fastapi.openapi.models import HTTPBearer as BearerModel
 from fastapi.security.base import SecurityBase
 from pydantic import SecretStr
 
+from memory_guard.core.api_keys import ApiKey, Role
 from memory_guard.core.errors import Forbidden, Unauthorized
-from memory_guard.settings import ApiKey, Role
 
 DEV_TENANT = "default"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memory_guard.chat.learning_policy import CacheMode
 from memory_guard.core.bounds import Moment, Tag, Text
@@ -60,6 +60,19 @@ class EntryPatchBody(BaseModel):
             expires_at=self.expires_at,
             clear_expiry="expires_at" in self.model_fields_set and self.expires_at is None,
         )
+
+
+class VariantBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: Text = Field(min_length=1, max_length=16_000, description="another wording of the question")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("must not be blank")
+        return question
 
 
 class LookupBody(BaseModel):

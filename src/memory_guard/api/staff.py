@@ -11,13 +11,23 @@ from memory_guard.api.filters import EntryFilterDep
 from memory_guard.api.openapi import STAFF_ERRORS, errors
 from memory_guard.api.params import Cursor, Id
 from memory_guard.api.responses.audit import EntryHistory
-from memory_guard.api.responses.entries import EntryOut, EntryPage, EntryUsage, LookupOut, Removed
-from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody
+from memory_guard.api.responses.entries import (
+    EntryDetail,
+    EntryOut,
+    EntryPage,
+    EntryUsage,
+    LookupOut,
+    Removed,
+    VariantList,
+    VariantOut,
+)
+from memory_guard.api.schemas import EntryCreateBody, EntryPatchBody, LookupBody, VariantBody
 from memory_guard.core.decision import Decision
 from memory_guard.core.verdict_reasons import describe_reason
 from memory_guard.memory.entry import Status
 
-# 409: another live entry of the scope already holds the question (create, edit, status change).
+# 409: another live entry of the scope already holds the question (create, edit, status change), or
+# a variant's wording (duplicate_variant, too_many_variants).
 router = APIRouter(prefix="/staff/memory", responses={**STAFF_ERRORS, **errors(409)})
 
 
@@ -61,9 +71,21 @@ async def lookup(body: LookupBody, principal: StaffDep, services: ServicesDep) -
                 {
                     "entry_id": c.entry.id,
                     "score": round(c.score, 4),
-                    "matched_question": c.entry.question,
+                    "matched_question": c.wording,
                     "exact": c.exact,
                     "served": c.entry.id == served,
+                    **(
+                        {
+                            "variant": {
+                                "id": c.variant.id,
+                                "status": c.variant.status,
+                                "confirmations": c.variant.confirmations,
+                                "held": c.held,
+                            }
+                        }
+                        if c.variant
+                        else {}
+                    ),
                     **(
                         c.verification.to_json()
                         if c.verification
@@ -87,9 +109,42 @@ async def prune(principal: StaffDep, services: ServicesDep) -> Removed:
 
 
 @router.get("/{entry_id}")
-async def get_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> EntryOut:
+async def get_entry(entry_id: Id, principal: StaffDep, services: ServicesDep) -> EntryDetail:
     entry = await services.entries.get(principal.tenant, entry_id)
-    return EntryOut.of(entry, services.entries.max_age)
+    variants = await services.variants.of_entry(principal.tenant, entry_id)
+    return EntryDetail.model_validate(
+        {**entry.to_public(services.entries.max_age), "variants": [v.to_public() for v in variants]}
+    )
+
+
+@router.get("/{entry_id}/variants")
+async def list_variants(entry_id: Id, principal: StaffDep, services: ServicesDep) -> VariantList:
+    variants = await services.variants.of_entry(principal.tenant, entry_id)
+    return VariantList.model_validate({"items": [v.to_public() for v in variants]})
+
+
+@router.post("/{entry_id}/variants", status_code=201)
+async def add_variant(
+    entry_id: Id, body: VariantBody, principal: StaffDep, services: ServicesDep
+) -> VariantOut:
+    variant = await services.variants.add(principal.tenant, entry_id, body.question, principal.actor)
+    return VariantOut.of(variant)
+
+
+@router.delete("/{entry_id}/variants/{variant_id}", status_code=204)
+async def remove_variant(
+    entry_id: Id, variant_id: Id, principal: StaffDep, services: ServicesDep
+) -> Response:
+    await services.variants.remove(principal.tenant, entry_id, variant_id, principal.actor)
+    return Response(status_code=204)
+
+
+@router.post("/{entry_id}/variants/{variant_id}/validate")
+async def validate_variant(
+    entry_id: Id, variant_id: Id, principal: StaffDep, services: ServicesDep
+) -> VariantOut:
+    variant = await services.variants.validate(principal.tenant, entry_id, variant_id, principal.actor)
+    return VariantOut.of(variant)
 
 
 @router.patch("/{entry_id}")
@@ -134,5 +189,6 @@ async def entry_usage(entry_id: Id, principal: StaffDep, services: ServicesDep) 
             "last_used_at": entry.to_public(services.entries.max_age)["last_used_at"],
             "lookups": {d: usage.by_decision[d] for d in (Decision.DIRECT, Decision.ASSISTED)},
             "recent": usage.recent,
+            "variant_hits": dict(zip(("direct", "reviewed", "wrong"), usage.variant_hits, strict=True)),
         }
     )

@@ -31,6 +31,7 @@ from memory_guard.agent.history import build_history
 from memory_guard.agent.loop import AgentLoop, LoopResult
 from memory_guard.agent.profiles import AgentDirectory, AgentProfile
 from memory_guard.agent.prompt import Grounding, build_system_prompt
+from memory_guard.agent.reuse import ReuseOffer
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.chat.learning_policy import CacheMode, Outcome, mentions_profile, skip_reason
 from memory_guard.conversations.service import ConversationService
@@ -40,9 +41,11 @@ from memory_guard.core.decision import Decision
 from memory_guard.core.errors import MemoryGuardError, UpstreamError
 from memory_guard.core.scope import Scope
 from memory_guard.db.bookkeeping import Bookkeeping
-from memory_guard.memory.guard import Guard, GuardResult
-from memory_guard.memory.learning import Learner
+from memory_guard.memory.guard import Guard, GuardResult, completion_tokens_of
+from memory_guard.memory.learning import LEARNING_ACTOR, Learner
+from memory_guard.memory.lookups import ReusedLookup
 from memory_guard.memory.standalone import stands_alone
+from memory_guard.memory.variants import VariantService
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +81,7 @@ class ChatService:
         *,
         guard: Guard,
         learner: Learner,
+        variants: VariantService,
         conversations: ConversationService,
         loop: AgentLoop,
         agents: AgentDirectory,
@@ -88,6 +92,7 @@ class ChatService:
     ) -> None:
         self.guard = guard
         self.learner = learner
+        self.variants = variants
         self.conversations = conversations
         self.loop = loop
         self.agents = agents
@@ -178,19 +183,24 @@ class ChatRun:
                 yield event
             return
         grounding: list[Grounding] = []
+        reuse: ReuseOffer | None = None
         if found.decision is Decision.ASSISTED:
             matches = guard.policy.grounding(found.candidates)
-            grounding = [Grounding(c.entry.question, c.entry.answer, c.score) for c in matches]
+            grounding = [Grounding(c.entry.id, c.entry.question, c.entry.answer, c.score) for c in matches]
+            reuse = ReuseOffer({c.entry.id: c.entry.answer for c in matches})
             yield MemoryContextEvent(
                 entries=[MemoryMatch(entry_id=c.entry.id, score=round(c.score, 4)) for c in matches]
             )
         result = LoopResult()
         context = SkillContext(plan.scope, plan.request.entreprise, guard)
-        async for event in self._service.loop.run(self._messages(grounding), context, result):
+        async for event in self._service.loop.run(self._messages(grounding), context, result, reuse):
             yield event
-        # The answer is complete: learning (entry + audit) and history are one transaction, written
-        # together or not at all, even if the client disconnects while they are being written.
-        yield await asyncio.shield(self._finish(found, result))
+        # The answer is complete: learning (entry or wording, + audit) and history are one
+        # transaction, written together or not at all, even if the client disconnects meanwhile.
+        if result.reused_entry_id is not None:
+            yield await asyncio.shield(self._finish_reuse(found, result, result.reused_entry_id))
+        else:
+            yield await asyncio.shield(self._finish(found, result))
 
     def _messages(self, grounding: list[Grounding]) -> list[dict[str, Any]]:
         plan = self._plan
@@ -219,7 +229,13 @@ class ChatRun:
                 "cached_response",
                 entry.answer,
                 entry_id=entry.id,
-                metadata={"score": served.score, "served_entry_id": entry.id, "lookup_id": found.lookup_id},
+                metadata={
+                    "score": served.score,
+                    "served_entry_id": entry.id,
+                    "lookup_id": found.lookup_id,
+                    # The wording it was served through: feedback confirms or removes a learned one.
+                    **({"variant_id": served.variant.id} if served.variant is not None else {}),
+                },
             ),
             self._service.conversations.reserve_ids(),
             self._service.clock(),
@@ -231,23 +247,67 @@ class ChatRun:
             answer=entry.answer,
             score=round(served.score, 4),
             entry_id=entry.id,
-            matched_question=entry.question,
+            matched_question=served.wording,  # the entry's question, or the variant that matched
             status=entry.status,
         )
         return cached, self._done(answer_id, Decision.DIRECT, None, 0, 0)
 
-    async def _finish(self, found: GuardResult, result: LoopResult) -> DoneEvent:
-        plan = self._plan
-        request = plan.request
-        outcome = Outcome(
+    def _outcome(self, result: LoopResult) -> Outcome:
+        request = self._plan.request
+        return Outcome(
             answer=result.final_text,
             truncated=result.truncated,
             cache=request.cache,
-            standalone=plan.standalone,
+            standalone=self._plan.standalone,
             company_specific=result.company_specific
             or mentions_profile(result.final_text, request.entreprise),
         )
-        reason = skip_reason(outcome)
+
+    async def _finish_reuse(self, found: GuardResult, result: LoopResult, entry_id: int) -> DoneEvent:
+        """The LLM answered with a grounding entry's stored answer as it is. Nothing is learned as
+        an entry; the question's wording becomes a `learned` variant of that entry when the
+        learning policy would have learned an answer to it and no entry or variant of the scope
+        holds that wording already."""
+        plan, service = self._plan, self._service
+        request = plan.request
+        reason = skip_reason(self._outcome(result))
+        vector = found.vector
+        if reason is None and vector is None:
+            reason = "wording_held"  # matched exactly: the wording is held already
+        variant_id: int | None = None
+        learning = (
+            service.learner.learning_lock(plan.scope, request.message) if reason is None else nullcontext()
+        )
+        async with learning, service.unit_of_work():
+            if reason is None:
+                assert vector is not None
+                variant, reason = await service.variants.learn(
+                    plan.scope, entry_id, request.message, vector, LEARNING_ACTOR
+                )
+                variant_id = variant.id if variant is not None else None
+            metadata: dict[str, Any] = {"reused_entry_id": entry_id}
+            metadata.update({"variant_id": variant_id} if variant_id else {"variant_not_learned": reason})
+            _, answer_id = await service.conversations.record_exchange(
+                plan.tenant,
+                plan.conversation_id,
+                NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
+                NewMessage("assistant", "response", result.full_text, entry_id=entry_id, metadata=metadata),
+                service.clock(),
+            )
+        reused = next(c.entry for c in found.candidates if c.entry.id == entry_id)
+        if found.lookup_id is not None:
+            # What generating the answer cost when it was learned, less the pick's own completion.
+            saved = max(0, completion_tokens_of(reused) - result.completion_tokens)
+            await service.bookkeeping.put(ReusedLookup(found.lookup_id, plan.tenant, entry_id, saved))
+        usage = (result.prompt_tokens, result.completion_tokens)
+        return self._done(
+            answer_id, found.decision, None, *usage, reused=entry_id, learned_variant=variant_id
+        )
+
+    async def _finish(self, found: GuardResult, result: LoopResult) -> DoneEvent:
+        plan = self._plan
+        request = plan.request
+        reason = skip_reason(self._outcome(result))
         vector = found.vector
         if reason is None and vector is None:
             # Embedded before the write transaction: nothing slow may run while it holds the writer.
@@ -299,12 +359,21 @@ class ChatRun:
         }
 
     def _done(
-        self, message_id: int, decision: Decision, entry_id: int | None, prompt: int, completion: int
+        self,
+        message_id: int,
+        decision: Decision,
+        entry_id: int | None,
+        prompt: int,
+        completion: int,
+        reused: int | None = None,
+        learned_variant: int | None = None,
     ) -> DoneEvent:
         return DoneEvent(
             conversation_id=self._plan.conversation_id,
             message_id=message_id,
             decision=decision,
             learned_entry_id=entry_id,
+            reused_entry_id=reused,
+            learned_variant_id=learned_variant,
             usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
         )

@@ -10,13 +10,23 @@ from memory_guard.core.errors import Conflict, NotFound
 from memory_guard.hits.service import HitService
 from memory_guard.memory.proposal import ClientFeedback, FeedbackResult
 from memory_guard.memory.proposals import ProposalService
+from memory_guard.memory.variant_feedback import VariantOutcome, variant_effect
+from memory_guard.memory.variants import VariantService
 
 
 class ConversationService:
-    def __init__(self, *, store: ConversationStore, proposals: ProposalService, hits: HitService) -> None:
+    def __init__(
+        self,
+        *,
+        store: ConversationStore,
+        proposals: ProposalService,
+        hits: HitService,
+        variants: VariantService,
+    ) -> None:
         self._store = store
         self._proposals = proposals
         self._hits = hits
+        self._variants = variants
 
     async def require(self, tenant: str, conversation_id: str) -> None:
         # Another tenant's conversation is reported as missing: its existence is not ours to reveal.
@@ -73,7 +83,11 @@ class ConversationService:
             reason = message.metadata.get("not_learned", "unknown")
             raise Conflict(f"nothing was learned from this answer (reason: {reason})", code="nothing_learned")
         said = ClientFeedback(message.entry_id, conversation_id, message_id, validated, corrected, actor)
-        result = await self._proposals.feedback(tenant, said)
+        variant_id = message.metadata.get("variant_id")
+        if isinstance(variant_id, int):
+            result = await self._through_variant(tenant, said, variant_id)
+        else:
+            result = await self._proposals.feedback(tenant, said)
         lookup_id = message.metadata.get("lookup_id")
         if message.type == "cached_response" and isinstance(lookup_id, int):
             # Feedback on an answer served from memory measures the guard, whatever it does to
@@ -82,3 +96,27 @@ class ConversationService:
             correct = validated and corrected is None
             await self._hits.review(tenant, lookup_id, correct, by=actor)
         return result
+
+    async def _through_variant(self, tenant: str, said: ClientFeedback, variant_id: int) -> FeedbackResult:
+        """Feedback on an answer served through a question variant (memory/variant_feedback.py).
+        The entry's rule runs first: a feedback it refuses (a blank correction) changes nothing."""
+        variant = await self._variants.find(tenant, said.entry_id, variant_id)
+        effect = variant_effect(variant, said.validated, said.corrected)
+        if effect.entry_rule:
+            result = await self._proposals.feedback(tenant, said)
+        else:
+            result = FeedbackResult(await self._variants.entry_of(tenant, said.entry_id), "unchanged")
+        done: VariantOutcome = "unchanged"
+        if variant is not None and effect.act == "confirm":
+            confirmed = await self._variants.confirm(tenant, said.entry_id, variant, said.actor)
+            if confirmed is not None and confirmed.confirmations > variant.confirmations:
+                done = "confirmed"
+        elif (
+            variant is not None
+            and effect.act == "remove"
+            and await self._variants.reject(tenant, said.entry_id, variant, said.actor)
+        ):
+            done = "removed"
+            if result.outcome == "unchanged":
+                result = FeedbackResult(result.entry, "applied", result.proposal_id)
+        return FeedbackResult(result.entry, result.outcome, result.proposal_id, (variant_id, done))

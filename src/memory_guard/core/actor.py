@@ -9,6 +9,7 @@ from typing import Any
 _SYSTEM_ACTORS = {
     "memory-guard (learning)": "learning",
     "memory-guard (auto-prune)": "auto_prune",
+    "memory-guard (judge)": "judge",
     "client feedback": "client_feedback",
     "client": "client",
 }

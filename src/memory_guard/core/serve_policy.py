@@ -8,7 +8,7 @@ the staff lookup, the chat turn and the quality bench all decide through this on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -88,7 +88,11 @@ class ServePolicy:
         return [c for c in candidates if c.score >= self.similar]
 
     def decide(
-        self, candidates: Sequence[C], allow_direct: bool, scope_floor: float = 0.0
+        self,
+        candidates: Sequence[C],
+        allow_direct: bool,
+        scope_floor: float = 0.0,
+        held: Callable[[C], bool] = lambda candidate: False,
     ) -> tuple[Decision, C | None]:
         """The decision for candidates ordered best score first, and the candidate served direct.
 
@@ -97,12 +101,15 @@ class ServePolicy:
         that reads a near-copy badly says unsure), and a lower candidate that serves is then more
         likely a sibling question that differs by a detail ("…delivered last week" / "…with a
         gift card"). `allow_direct` False (a question that needs the conversation) never answers
-        direct.
+        direct. A `held` candidate (one whose matched wording may not be served yet, see
+        memory/variant_policy.py) is never served and, like an unsure one, stops the walk.
         """
         if not candidates or candidates[0].score < self.similar:
             return Decision.MISS, None
         if allow_direct:
             for candidate in candidates:
+                if held(candidate):
+                    break
                 if self.serves(candidate, scope_floor):
                     return Decision.DIRECT, candidate
                 if candidate.verification is not None and candidate.verification.verdict is Verdict.UNSURE:

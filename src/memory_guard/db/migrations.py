@@ -160,4 +160,55 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX idx_audit_pending ON audit_events(pending_import) WHERE pending_import IS NOT NULL
         """,
     ),
+    (
+        # Other wordings of an entry's question (memory/variant.py). A variant has no scope of its
+        # own: its key is made in its entry's scope, and it goes with its entry (cascade), an
+        # unfinished import's entries included. `origin` is left unchecked: who may add a wording
+        # grows with the ways of learning one.
+        "0008_question_variants",
+        """
+        CREATE TABLE response_variants (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            response_id INTEGER NOT NULL REFERENCES responses(id) ON DELETE CASCADE,
+            tenant TEXT NOT NULL,
+            question TEXT NOT NULL,
+            key_hash TEXT NOT NULL,
+            embedding BLOB,
+            embedding_model TEXT,
+            status TEXT NOT NULL CHECK (status IN ('validated', 'learned')),
+            origin TEXT NOT NULL,
+            confirmations INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_variants_key ON response_variants(tenant, key_hash);
+        CREATE INDEX idx_variants_response ON response_variants(response_id);
+        ALTER TABLE lookups ADD COLUMN variant_id INTEGER
+        """,
+    ),
+    (
+        # Every call to the LLM judge, whatever it gave (verify/judge.py), for its cost in the stats:
+        # `judgements` is a cache and counts neither the calls without a verdict nor a pair judged
+        # twice at once. `cost` is the upstream's own figure, when it sends one. The verdicts
+        # cached before this migration are counted as the calls they were.
+        "0009_judge_calls",
+        """
+        CREATE TABLE judge_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            model TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('yes', 'no', 'unclear', 'failed')),
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cost REAL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_judge_calls_tenant ON judge_calls(tenant);
+        INSERT INTO judge_calls (tenant, model, outcome, prompt_tokens, completion_tokens, cost, created_at)
+            SELECT tenant, model, CASE WHEN serves THEN 'yes' ELSE 'no' END, prompt_tokens,
+                completion_tokens, NULL, created_at
+            FROM judgements ORDER BY created_at
+        """,
+    ),
 )

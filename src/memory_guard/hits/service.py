@@ -45,16 +45,27 @@ class HitService:
 
     async def stats(self, tenant: str) -> dict[str, Any]:
         totals = await self.store.served_totals(tenant)
-        rate = totals.wrong / totals.reviewed if totals.reviewed else None
-        low, high = wilson_interval(totals.wrong, totals.reviewed)
         return {
             "total": totals.served,
             "exact": totals.exact,
             "verified": totals.served - totals.exact,
             "by_verdict": totals.by_verdict,
-            "reviewed": totals.reviewed,
-            "wrong": totals.wrong,
-            "wrong_rate": None if rate is None else round(rate, 4),
-            "wrong_rate_ci95": [round(low, 4), round(high, 4)] if totals.reviewed else None,
+            **_accuracy(totals.reviewed, totals.wrong),
             "raised_floors": [f.to_public() for f in self._floors.raised(tenant)] if self._floors else [],
+            # Wordings learned by the service serve under their own rules: their accuracy apart.
+            "through_variants": {
+                "total": totals.variant_served,
+                **_accuracy(totals.variant_reviewed, totals.variant_wrong),
+            },
         }
+
+
+def _accuracy(reviewed: int, wrong: int) -> dict[str, Any]:
+    rate = wrong / reviewed if reviewed else None
+    low, high = wilson_interval(wrong, reviewed)
+    return {
+        "reviewed": reviewed,
+        "wrong": wrong,
+        "wrong_rate": None if rate is None else round(rate, 4),
+        "wrong_rate_ci95": [round(low, 4), round(high, 4)] if reviewed else None,
+    }

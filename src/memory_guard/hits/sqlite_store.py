@@ -73,7 +73,10 @@ class SqliteHitStore:
     async def served_totals(self, tenant: str) -> ServedTotals:
         rows = await self._db.fetch_all(
             "SELECT COALESCE(verdict, 'none') AS verdict, COUNT(*) AS n, "
-            "SUM(review IS NOT NULL) AS reviewed, SUM(review = 'wrong') AS wrong "
+            "SUM(review IS NOT NULL) AS reviewed, SUM(review = 'wrong') AS wrong, "
+            "SUM(variant_id IS NOT NULL) AS v_n, "
+            "SUM(variant_id IS NOT NULL AND review IS NOT NULL) AS v_reviewed, "
+            "SUM(variant_id IS NOT NULL AND review = 'wrong') AS v_wrong "
             f"FROM lookups WHERE {_SERVED} GROUP BY verdict",
             (tenant,),
         )
@@ -84,6 +87,9 @@ class SqliteHitStore:
             reviewed=sum(row["reviewed"] or 0 for row in rows),
             wrong=sum(row["wrong"] or 0 for row in rows),
             by_verdict=by_verdict,
+            variant_served=sum(row["v_n"] or 0 for row in rows),
+            variant_reviewed=sum(row["v_reviewed"] or 0 for row in rows),
+            variant_wrong=sum(row["v_wrong"] or 0 for row in rows),
         )
 
     async def reviewed_scores(self, scope: Scope | None = None) -> list[tuple[Scope, float, bool]]:

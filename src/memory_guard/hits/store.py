@@ -58,6 +58,10 @@ class ServedTotals:
     reviewed: int
     wrong: int
     by_verdict: dict[str, int]
+    # The answers served through a question variant's wording, apart: served, reviewed, wrong.
+    variant_served: int = 0
+    variant_reviewed: int = 0
+    variant_wrong: int = 0
 
 
 class HitStore(Protocol):

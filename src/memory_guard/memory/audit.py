@@ -29,6 +29,25 @@ class Action(StrEnum):
     # An edit that changed nothing a reader sees (a learned answer refreshed into the same text, a
     # patch giving the values already there): only the entry's age, and its provenance, renewed.
     REFRESH = "refresh"
+    # A question variant's changes: the event's `before`/`after` are the variant's, not the entry's.
+    ADD_VARIANT = "add_variant"
+    REMOVE_VARIANT = "remove_variant"
+    VALIDATE_VARIANT = "validate_variant"
+    # A learned variant confirmed once more by an independent voice: the judge's yes, a client's yes.
+    CONFIRM_VARIANT = "confirm_variant"
+    # A learned variant removed because a client said an answer served through it was wrong.
+    REJECT_VARIANT = "reject_variant"
+
+
+VARIANT_ACTIONS = frozenset(
+    {
+        Action.ADD_VARIANT,
+        Action.REMOVE_VARIANT,
+        Action.VALIDATE_VARIANT,
+        Action.CONFIRM_VARIANT,
+        Action.REJECT_VARIANT,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

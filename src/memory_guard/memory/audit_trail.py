@@ -9,7 +9,7 @@ from memory_guard.core.clock import from_text
 from memory_guard.core.errors import InvalidRequest, NotFound
 from memory_guard.core.paging import cut_page, id_cursor
 from memory_guard.core.scope import Scope
-from memory_guard.memory.audit import Action, AuditEvent, Change, restorable
+from memory_guard.memory.audit import VARIANT_ACTIONS, Action, AuditEvent, Change, restorable
 from memory_guard.memory.entry import Entry, Status
 from memory_guard.memory.store import AuditLog, NewEntry
 from memory_guard.memory.writer import EntryWriter
@@ -44,6 +44,11 @@ class AuditTrail:
         event = await self._audit.event(tenant, event_id)
         if event is None:
             raise NotFound(f"no audit event {event_id}", code="audit_event_not_found")
+        if event.action in VARIANT_ACTIONS:
+            raise InvalidRequest(
+                "this event changed a question variant, not the entry: add or remove the variant instead",
+                code="variant_event",
+            )
         if event.before is None:
             raise InvalidRequest(
                 "this event created the entry, so there is nothing before it to restore",

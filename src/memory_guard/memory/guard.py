@@ -1,8 +1,10 @@
 """The guard: for a question, find the best entry of its scope and decide.
 
 Exact normalized match first (no embedding call), then cosine similarity through the
-index. Similarity only proposes candidates: the hit verifier decides whether a candidate's
-answer serves the question, and only a verified candidate is served `direct`. `inspect` has
+index. A question variant is matched as its entry's own question is, and a candidate says which
+wording matched (`variant_policy.py` says when a variant's match may be served). Similarity only
+proposes candidates: the hit verifier decides whether a candidate's answer serves the question,
+read against the wording that matched, and only a verified candidate is served `direct`. `inspect` has
 no side effect (staff lookup); `lookup` counts usage, logs the decision with the verdict for
 the stats and prunes what it found expired, all queued to be written after the answer.
 """
@@ -28,12 +30,16 @@ from memory_guard.memory.entry import Entry
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.lookups import LoggedLookup, LookupRecord
 from memory_guard.memory.store import MemoryStore
+from memory_guard.memory.variant import Variant, VariantStatus, VariantStore
+from memory_guard.memory.variant_policy import CONFIRMED, held, matchable
 from memory_guard.ops.metrics import Metrics
-from memory_guard.verify.judge import HitJudge
+from memory_guard.verify.judge import HitJudge, StoredAnswer
 from memory_guard.verify.verifier import OfflineVerifier
 
 # What the audit trail records for entries a lookup found expired and removed.
 AUTO_PRUNE = Change("memory-guard (auto-prune)", Action.PRUNE)
+# ... and for a learned variant the LLM judge confirmed.
+JUDGE_CONFIRMS = Change("memory-guard (judge)", Action.CONFIRM_VARIANT)
 
 DIRECT_USAGE = 2
 ASSISTED_USAGE = 1
@@ -49,11 +55,37 @@ class LookupLimits:
 
 
 @dataclass(frozen=True, slots=True)
+class _Wording:
+    """An entry's answer under one of its variants' wordings, as the judge reads it."""
+
+    id: int
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
 class Candidate:
     entry: Entry
     score: float
     exact: bool = False
     verification: Verification | None = None  # None when not verified (verifier off, or too far)
+    variant: Variant | None = None  # the variant whose wording matched; None: the entry's question
+
+    @property
+    def wording(self) -> str:
+        """The stored question that matched: what the verifier and the judge compare."""
+        return self.variant.question if self.variant is not None else self.entry.question
+
+    @property
+    def held(self) -> bool:
+        """Its wording may not be served (yet): it only grounds the LLM."""
+        return held(self.entry, self.variant, self.exact)
+
+    @property
+    def stored(self) -> StoredAnswer:
+        if self.variant is None:
+            return self.entry
+        return _Wording(self.entry.id, self.variant.question, self.entry.answer)
 
 
 @dataclass(slots=True)
@@ -76,11 +108,23 @@ def tokens_of(entry: Entry) -> int:
     return int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
 
 
+def completion_tokens_of(entry: Entry) -> int:
+    """Tokens the answer's own text cost when it was learned: what an LLM that reuses it, rather
+    than writing it again with the same prompt, saves."""
+    usage = entry.metadata.get("usage") or {}
+    return int(usage.get("completion_tokens", 0))
+
+
+def _held(candidate: Candidate) -> bool:
+    return candidate.held
+
+
 class Guard:
     def __init__(
         self,
         *,
         store: MemoryStore,
+        variants: VariantStore,
         index: VectorIndex,
         embedder: Embedder,
         limits: LookupLimits,
@@ -93,6 +137,7 @@ class Guard:
         floors: ScopeFloors | None = None,
     ) -> None:
         self.store = store
+        self.variants = variants
         self.index = index
         self.embedder = embedder
         self.limits = limits
@@ -115,7 +160,7 @@ class Guard:
         return await self.embedder.embed([embedding_text(text) for text in texts])
 
     def _decide(self, candidates: list[Candidate], allow_direct: bool, scope_floor: float) -> GuardResult:
-        decision, served = self.policy.decide(candidates, allow_direct, scope_floor)
+        decision, served = self.policy.decide(candidates, allow_direct, scope_floor, _held)
         return GuardResult(decision, candidates, served=served)
 
     async def _verified(
@@ -154,11 +199,9 @@ class Guard:
         if not candidates:
             return []
         verdicts = await self.verifier.verify_many(
-            question, [(c.entry.question, c.score) for c in candidates], already_read=already_read
+            question, [(c.wording, c.score) for c in candidates], already_read=already_read
         )
-        return [
-            Candidate(c.entry, c.score, verification=v) for c, v in zip(candidates, verdicts, strict=True)
-        ]
+        return [replace(c, verification=v) for c, v in zip(candidates, verdicts, strict=True)]
 
     async def _judged(
         self, tenant: str, question: str, candidates: list[Candidate], call: bool, scope_floor: float
@@ -170,19 +213,48 @@ class Guard:
         judged = list(candidates)
         floor = self.policy.verify_from(scope_floor)
         for i, candidate in enumerate(candidates):
-            if self.policy.serves(candidate, scope_floor):
-                break
+            if candidate.held:
+                verification = candidate.verification
+                if verification is None or verification.verdict is Verdict.REJECT or candidate.score < floor:
+                    break  # it could not serve, confirmed or not
+                candidate = judged[i] = await self._confirmed(tenant, candidate, call)
+            if candidate.held or self.policy.serves(candidate, scope_floor):
+                break  # the decision stops there either way
             verification = candidate.verification
             if verification is None or verification.verdict is not Verdict.UNSURE or candidate.score < floor:
                 continue
-            verdict = await self.judge.judge(tenant, candidate.entry, question, call=call)
+            verdict = await self.judge.judge(tenant, candidate.stored, question, call=call)
             if verdict is not None:
                 # The judge's verdict decides; staff still see what the cross-encoder read.
                 verdict = replace(verdict, cross_encoder=verification.cross_encoder)
-                judged[i] = Candidate(candidate.entry, candidate.score, verification=verdict)
+                judged[i] = replace(candidate, verification=verdict)
                 if self.policy.serves(judged[i], scope_floor):
                     break
         return judged
+
+    async def _confirmed(self, tenant: str, candidate: Candidate, call: bool) -> Candidate:
+        """A held learned variant put to the judge: does its entry's answer, stored for the entry's
+        own question, serve the variant's wording? A yes is the wording's second, independent
+        confirmation (the first was the LLM's choice of that entry for it): from then on it serves
+        as any confirmed variant does, this lookup included. The judge reads the pair the LLM
+        paired, not the question asked, so its yes vouches for the variant itself; the question
+        asked is still read against the variant's wording as for any other match."""
+        variant = candidate.variant
+        if self.judge is None or variant is None or variant.status is not VariantStatus.LEARNED:
+            return candidate
+        verdict = await self.judge.judge(tenant, candidate.entry, variant.question, call=call)
+        if verdict is None or verdict.verdict is not Verdict.ACCEPT:
+            return candidate
+        if call:  # a lookup: recorded after the answer (staff's `inspect` changes nothing)
+            entry_id = candidate.entry.id
+
+            async def confirm() -> None:
+                now = self._clock()
+                await self.variants.confirm(tenant, entry_id, variant.id, CONFIRMED, now, JUDGE_CONFIRMS)
+
+            await self._bookkeeping.put(Chore(f"judge confirms variant {variant.id}", confirm))
+        confirmed = replace(variant, confirmations=variant.confirmations + 1)
+        return replace(candidate, variant=confirmed)
 
     async def inspect(
         self, scope: Scope, question: str, allow_direct: bool = True, k: int | None = None
@@ -220,21 +292,33 @@ class Guard:
         self, scope: Scope, question: str, allow_direct: bool, k: int, judge_calls: bool
     ) -> tuple[GuardResult, list[int]]:
         now = self._clock()
-        key = scope.key(question)
+        max_age = self.limits.max_age
+        wordings = await self.variants.find_wordings(scope.tenant, scope.key(question))
         exact = [
-            e for e in await self.store.find_by_key(scope.tenant, key) if e.servable(now, self.limits.max_age)
+            Candidate(entry, 1.0, exact=True, verification=EXACT, variant=variant)
+            for entry, variant in wordings
+            if matchable(entry, now, max_age)
         ]
         if exact:
-            exact_hit = Candidate(exact[0], 1.0, exact=True, verification=EXACT)
+            # The entry's own question first, then a wording that may serve; a held one only grounds.
+            exact_hit = next((c for c in exact if not c.held), exact[0])
+            if exact_hit.held and allow_direct:
+                exact_hit = await self._confirmed(scope.tenant, exact_hit, judge_calls)
             return self._decide([exact_hit], allow_direct, scope_floor=0.0), []
         vector = await self.embed(question)
         found = self.index.search(scope, vector, k, now.timestamp())
         entries = await self.store.get_many(scope.tenant, [hit.entry_id for hit in found.hits])
-        candidates = [
-            Candidate(entry, hit.score)
-            for hit in found.hits
-            if (entry := entries.get(hit.entry_id)) is not None and entry.servable(now, self.limits.max_age)
-        ]
+        through = [hit.variant_id for hit in found.hits if hit.variant_id is not None]
+        variants = await self.variants.get_many(scope.tenant, through) if through else {}
+        candidates: list[Candidate] = []
+        for hit in found.hits:
+            entry = entries.get(hit.entry_id)
+            variant = variants.get(hit.variant_id) if hit.variant_id is not None else None
+            if entry is None or not matchable(entry, now, max_age):
+                continue
+            if hit.variant_id is not None and (variant is None or variant.entry_id != entry.id):
+                continue  # removed since the index was read
+            candidates.append(Candidate(entry, hit.score, variant=variant))
         scope_floor = self.floors.floor(scope) if self.floors is not None else 0.0
         if allow_direct:  # verdicts decide a direct answer; grounding needs none
             candidates = await self._verified(question, candidates, not judge_calls, scope_floor)
@@ -263,6 +347,7 @@ class Guard:
             scope=scope,
             decision=result.decision.value,
             entry_id=shown.entry.id if shown else None,
+            variant_id=shown.variant.id if shown and shown.variant else None,
             score=shown.score if shown else None,
             tokens_saved=tokens_saved,
             question=question,

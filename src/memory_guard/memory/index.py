@@ -3,6 +3,9 @@
 Loaded from the store at start-up and kept in step with every learn, edit and delete.
 A lookup is one matrix-vector product over the scope's rows. Only vectors of one
 embedding model live here, so vectors of different models are never compared.
+
+An entry has a row for its question and one per question variant, all in its scope and with its
+dates; a search gives each entry once, through the best of its wordings.
 """
 
 from __future__ import annotations
@@ -25,23 +28,35 @@ TIE_EPSILON = 1e-6
 class Hit:
     entry_id: int
     score: float
+    variant_id: int | None = None  # the variant whose wording matched; None: the entry's question
+
+
+def _key(entry_id: int, variant_id: int | None) -> int:
+    """A row's key within the index: the entry's id for its question, minus the variant's id for a
+    variant (ids are positive, so the two never meet; one int keeps 100,000 keys small)."""
+    return entry_id if variant_id is None else -variant_id
 
 
 @dataclass(slots=True)
 class _ScopeRows:
-    """Growable row buffers; rows [0, size) are live. Deletion moves the last row into the hole."""
+    """Growable row buffers; rows [0, size) are live. Deletion moves the last row into the hole.
+
+    `keys` are the rows' keys (`_key`), `ids` the entries they belong to."""
 
     vectors: npt.NDArray[np.float32]
+    keys: npt.NDArray[np.int64]
     ids: npt.NDArray[np.int64]
     created: npt.NDArray[np.float64]
     expires: npt.NDArray[np.float64]
     size: int = 0
     positions: dict[int, int] = field(default_factory=dict)
+    variant_rows: int = 0
 
     @classmethod
     def empty(cls, dimension: int, capacity: int = 16) -> _ScopeRows:
         return cls(
             vectors=np.zeros((capacity, dimension), dtype=np.float32),
+            keys=np.zeros(capacity, dtype=np.int64),
             ids=np.zeros(capacity, dtype=np.int64),
             created=np.zeros(capacity, dtype=np.float64),
             expires=np.zeros(capacity, dtype=np.float64),
@@ -49,7 +64,7 @@ class _ScopeRows:
 
     def _reserve(self, capacity: int) -> None:
         # Fresh buffers and one copy of the live rows (np.resize would also fill the rest).
-        for name in ("vectors", "ids", "created", "expires"):
+        for name in ("vectors", "keys", "ids", "created", "expires"):
             old = getattr(self, name)
             new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -60,44 +75,56 @@ class _ScopeRows:
         # that stopped the event loop for ~50 ms in the middle of an import's publication.
         self._reserve(max(16, len(self.ids) * 2))
 
-    def put(self, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
-        row = self.positions.get(entry_id)
+    def put(self, key: int, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
+        row = self.positions.get(key)
         if row is None:
             if self.size == len(self.ids):
                 self._grow()
             row = self.size
             self.size += 1
-            self.positions[entry_id] = row
+            self.positions[key] = row
+            self.variant_rows += key < 0
         self.vectors[row] = vector
+        self.keys[row] = key
         self.ids[row] = entry_id
+        self.created[row] = created
+        self.expires[row] = expires
+
+    def redate(self, key: int, created: float, expires: float) -> None:
+        row = self.positions[key]
         self.created[row] = created
         self.expires[row] = expires
 
     def extend(
         self,
+        keys: npt.NDArray[np.int64],
         ids: npt.NDArray[np.int64],
         vectors: Vectors,
         created: npt.NDArray[np.float64],
         expires: npt.NDArray[np.float64],
     ) -> None:
-        """Append rows whose ids are not here yet, in one copy."""
+        """Append rows whose keys are not here yet, in one copy."""
         start, end = self.size, self.size + len(ids)
         if end > len(self.ids):
             self._reserve(max(16, end, len(self.ids) * 2))
         self.vectors[start:end] = vectors
+        self.keys[start:end] = keys
         self.ids[start:end] = ids
         self.created[start:end] = created
         self.expires[start:end] = expires
-        self.positions.update(zip(ids.tolist(), range(start, end), strict=True))
+        self.positions.update(zip(keys.tolist(), range(start, end), strict=True))
+        self.variant_rows += int((keys < 0).sum())
         self.size = end
 
-    def drop(self, entry_id: int) -> None:
-        row = self.positions.pop(entry_id)
+    def drop(self, key: int) -> None:
+        row = self.positions.pop(key)
+        self.variant_rows -= key < 0
         last = self.size - 1
         if row != last:
-            moved = int(self.ids[last])
+            moved = int(self.keys[last])
             self.vectors[row] = self.vectors[last]
-            self.ids[row] = moved
+            self.keys[row] = moved
+            self.ids[row] = self.ids[last]
             self.created[row] = self.created[last]
             self.expires[row] = self.expires[last]
             self.positions[moved] = row
@@ -115,27 +142,52 @@ class VectorIndex:
         self.model_id = model_id
         self.dimension = dimension
         self._scopes: dict[Scope, _ScopeRows] = {}
-        self._scope_of: dict[int, Scope] = {}
+        self._scope_of: dict[int, Scope] = {}  # every entry with a row, question's or variant's
+        self._variants_of: dict[int, set[int]] = {}  # the variants with a row, of the entries with any
 
     def __len__(self) -> int:
+        """How many entries have a row (their question's, or a variant's)."""
         return len(self._scope_of)
+
+    @property
+    def variant_rows(self) -> int:
+        return sum(len(variants) for variants in self._variants_of.values())
 
     def scope_size(self, scope: Scope) -> int:
         rows = self._scopes.get(scope)
         return rows.size if rows else 0
 
-    def put(self, scope: Scope, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
-        """Add or replace an entry. `created`/`expires` are POSIX seconds (expires may be inf)."""
-        if vector.shape != (self.dimension,):
-            raise ValueError(f"vector of shape {vector.shape} in an index of dimension {self.dimension}")
+    def _rows_for(self, scope: Scope, entry_id: int) -> _ScopeRows:
         previous = self._scope_of.get(entry_id)
         if previous is not None and previous != scope:
             self.remove(entry_id)
         rows = self._scopes.get(scope)
         if rows is None:
             rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
-        rows.put(entry_id, vector, created, expires)
         self._scope_of[entry_id] = scope
+        return rows
+
+    def _check(self, vector: Vectors) -> None:
+        if vector.shape != (self.dimension,):
+            raise ValueError(f"vector of shape {vector.shape} in an index of dimension {self.dimension}")
+
+    def put(self, scope: Scope, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
+        """Add or replace an entry's question. `created`/`expires` are POSIX seconds (expires may be
+        inf); its variants' rows take the same dates."""
+        self._check(vector)
+        rows = self._rows_for(scope, entry_id)
+        rows.put(entry_id, entry_id, vector, created, expires)
+        for variant_id in self._variants_of.get(entry_id, ()):
+            rows.redate(_key(entry_id, variant_id), created, expires)
+
+    def put_variant(
+        self, scope: Scope, entry_id: int, variant_id: int, vector: Vectors, created: float, expires: float
+    ) -> None:
+        """Add or replace a variant of an entry: its scope and dates are the entry's."""
+        self._check(vector)
+        rows = self._rows_for(scope, entry_id)
+        rows.put(_key(entry_id, variant_id), entry_id, vector, created, expires)
+        self._variants_of.setdefault(entry_id, set()).add(variant_id)
 
     def put_many(
         self,
@@ -144,40 +196,76 @@ class VectorIndex:
         vectors: Vectors,
         created: Sequence[float],
         expires: Sequence[float],
+        variant_ids: Sequence[int] | None = None,
     ) -> None:
-        """Add entries of one scope at once (loading at start): what `put` does for each."""
+        """Add rows of one scope at once (loading at start): what `put` does for each entry's
+        question, or with `variant_ids` what `put_variant` does for each variant of `ids`."""
         if vectors.shape != (len(ids), self.dimension):
             raise ValueError(
                 f"vectors of shape {vectors.shape} for {len(ids)} entries of dimension {self.dimension}"
             )
-        if any(entry_id in self._scope_of for entry_id in ids) or len(set(ids)) != len(ids):
-            for i, entry_id in enumerate(ids):  # replacing: the careful way
-                self.put(scope, entry_id, vectors[i], created[i], expires[i])
-            return
+        keys = (
+            list(ids) if variant_ids is None else [_key(e, v) for e, v in zip(ids, variant_ids, strict=True)]
+        )
         rows = self._scopes.get(scope)
+        known = rows.positions if rows is not None else {}
+        if (
+            any(key in known for key in keys)
+            or any(self._scope_of.get(entry_id, scope) != scope for entry_id in ids)
+            or len(set(keys)) != len(keys)
+        ):
+            for i, entry_id in enumerate(ids):  # replacing: the careful way
+                if variant_ids is None:
+                    self.put(scope, entry_id, vectors[i], created[i], expires[i])
+                else:
+                    self.put_variant(scope, entry_id, variant_ids[i], vectors[i], created[i], expires[i])
+            return
         if rows is None:
             rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
         rows.extend(
+            np.asarray(keys, dtype=np.int64),
             np.asarray(ids, dtype=np.int64),
             vectors,
             np.asarray(created, dtype=np.float64),
             np.asarray(expires, dtype=np.float64),
         )
         self._scope_of.update(dict.fromkeys(ids, scope))
+        if variant_ids is not None:
+            for entry_id, variant_id in zip(ids, variant_ids, strict=True):
+                self._variants_of.setdefault(entry_id, set()).add(variant_id)
 
     def remove(self, entry_id: int) -> None:
+        """Remove an entry's rows: its question's and its variants'."""
         scope = self._scope_of.pop(entry_id, None)
         if scope is None:
             return
         rows = self._scopes[scope]
-        rows.drop(entry_id)
+        if entry_id in rows.positions:
+            rows.drop(entry_id)
+        for variant_id in self._variants_of.pop(entry_id, ()):
+            rows.drop(_key(entry_id, variant_id))
+        if rows.size == 0:
+            del self._scopes[scope]
+
+    def remove_variant(self, entry_id: int, variant_id: int) -> None:
+        variants = self._variants_of.get(entry_id)
+        if variants is None or variant_id not in variants:
+            return
+        scope = self._scope_of[entry_id]
+        rows = self._scopes[scope]
+        rows.drop(_key(entry_id, variant_id))
+        variants.discard(variant_id)
+        if not variants:
+            del self._variants_of[entry_id]
+            if entry_id not in rows.positions:
+                del self._scope_of[entry_id]
         if rows.size == 0:
             del self._scopes[scope]
 
     def search(self, scope: Scope, query: Vectors, k: int, now: float) -> SearchResult:
-        """Best `k` live rows of the scope; ties go to the newest.
+        """Best `k` entries of the scope, each through its best live wording; ties go to the newest.
 
-        Expired rows are never returned; their ids come back in `expired` for pruning.
+        Expired rows are never returned; their entries' ids come back in `expired` for pruning.
         """
         rows = self._scopes.get(scope)
         if rows is None or rows.size == 0:
@@ -189,18 +277,44 @@ class VectorIndex:
         # 2,000 rows, 1.3x slower at 100,000).
         scores = np.einsum("ij,j->i", rows.vectors[:n], query)
         dead = rows.expires[:n] <= now
-        expired = [int(i) for i in rows.ids[:n][dead]] if dead.any() else []
+        expired = sorted({int(i) for i in rows.ids[:n][dead]}) if dead.any() else []
         scores = np.where(dead, -math.inf, scores)
-        if k < n:
-            kth = np.partition(scores, n - k)[n - k]
-            # Everything tied with the k-th best stays in, so ties can go to the newest.
-            chosen = np.flatnonzero(scores >= kth - TIE_EPSILON)
-        else:
-            chosen = np.flatnonzero(scores > -math.inf)
-        if chosen.size == 0:
-            return SearchResult([], expired)
-        picked = scores[chosen]
-        rounded = np.round(picked / TIE_EPSILON)
-        order = np.lexsort((-rows.ids[chosen], -rows.created[chosen], -rounded))[:k]
-        hits = [Hit(int(rows.ids[chosen[i]]), float(picked[i])) for i in order if picked[i] > -math.inf]
-        return SearchResult(hits, expired)
+        wanted = k
+        while True:
+            hits = _best(rows, scores, wanted, k)
+            # Rows of one entry count once: with variants, the best `wanted` rows may hold fewer
+            # than k entries, so look further until k are found or no row is left.
+            if len(hits) >= k or rows.variant_rows == 0 or wanted >= n:
+                return SearchResult(hits, expired)
+            wanted = min(n, wanted * 2 + rows.variant_rows)
+
+
+def _best(rows: _ScopeRows, scores: npt.NDArray[np.float32], wanted: int, k: int) -> list[Hit]:
+    """The best `k` entries among the best `wanted` live rows (and those tied with the last)."""
+    n = rows.size
+    if wanted < n:
+        kth = np.partition(scores, n - wanted)[n - wanted]
+        # Everything tied with the last one wanted stays in, so ties can go to the newest.
+        chosen = np.flatnonzero(scores >= kth - TIE_EPSILON)
+    else:
+        chosen = np.flatnonzero(scores > -math.inf)
+    if chosen.size == 0:
+        return []
+    picked = scores[chosen]
+    rounded = np.round(picked / TIE_EPSILON)
+    # Best score, then newest entry, then highest id; an entry's question before its variants.
+    order = np.lexsort((-rows.keys[chosen], -rows.ids[chosen], -rows.created[chosen], -rounded))
+    hits: list[Hit] = []
+    seen: set[int] = set()
+    for i in order:
+        if picked[i] == -math.inf:
+            break
+        entry_id = int(rows.ids[chosen[i]])
+        if entry_id in seen:
+            continue
+        seen.add(entry_id)
+        key = int(rows.keys[chosen[i]])
+        hits.append(Hit(entry_id, float(picked[i]), None if key > 0 else -key))
+        if len(hits) == k:
+            break
+    return hits

@@ -1,14 +1,15 @@
 """Entries as JSON Lines: what `export` writes and `import` reads, one entry per line.
 
-A line carries an entry's texts, status, source, scope, tags, metadata and explicit expiry.
-The tenant never travels in a file (it comes from the key or the command line), nor does
-the vector: an import re-embeds with the configured model.
+A line carries an entry's texts, status, source, scope, tags, metadata and explicit expiry, and
+its question variants (`variants`, present when it has some: each variant's wording, status,
+origin and confirmations). The tenant never travels in a file (it comes from the key or the
+command line), nor do the vectors: an import re-embeds with the configured model.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any
@@ -20,11 +21,21 @@ from memory_guard.core.clock import to_text
 from memory_guard.core.field_errors import describe_field_errors
 from memory_guard.core.scope import Scope
 from memory_guard.memory.entry import Entry, Source, Status, clean_tags
+from memory_guard.memory.variant import MAX_VARIANTS, Variant, VariantOrigin, VariantStatus
 
 _NAME = Field(default="", max_length=200)
 # Metadata is stored and exported as it came: kept to a size and depth a real entry never reaches.
 MAX_METADATA_CHARS = 20_000
 Metadata = Annotated[dict[str, Any], AfterValidator(lambda value: bounded_json(value, MAX_METADATA_CHARS))]
+
+
+class _VariantLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: Text = Field(min_length=1, max_length=16_000)
+    status: VariantStatus = VariantStatus.VALIDATED
+    origin: VariantOrigin = VariantOrigin.STAFF
+    confirmations: int = Field(default=1, ge=0, le=1_000_000)
 
 
 class _Line(BaseModel):
@@ -41,6 +52,7 @@ class _Line(BaseModel):
     tags: list[Tag] = Field(default_factory=list, max_length=50)
     metadata: Metadata = Field(default_factory=dict)
     expires_at: Moment | None = None
+    variants: list[_VariantLine] = Field(default_factory=list, max_length=MAX_VARIANTS)
     # Written by `export` for the reader's information; an import sets its own.
     id: int | None = None
     usage_count: int | None = None
@@ -72,6 +84,14 @@ class LineProblem(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class LineVariant:
+    question: str
+    status: VariantStatus
+    origin: VariantOrigin
+    confirmations: int
+
+
+@dataclass(frozen=True, slots=True)
 class ImportLine:
     line: int
     scope: Scope
@@ -82,9 +102,19 @@ class ImportLine:
     tags: list[str]
     metadata: dict[str, Any]
     expires_at: datetime | None
+    variants: list[LineVariant] = field(default_factory=list)
 
 
-def export_line(entry: Entry) -> str:
+def export_line(entry: Entry, variants: Sequence[Variant] = ()) -> str:
+    wordings = [
+        {
+            "question": v.question,
+            "status": v.status.value,
+            "origin": v.origin.value,
+            "confirmations": v.confirmations,
+        }
+        for v in variants
+    ]
     return json.dumps(
         {
             "id": entry.id,
@@ -101,6 +131,7 @@ def export_line(entry: Entry) -> str:
             "usage_count": entry.usage_count,
             "created_at": to_text(entry.created_at),
             "updated_at": to_text(entry.updated_at),
+            **({"variants": wordings} if wordings else {}),
         },
         ensure_ascii=False,
     )
@@ -144,6 +175,8 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
         raise LineProblem(problems, "invalid_fields", fields=", ".join(fields)) from None
     if not line.question.strip() or not line.answer.strip():
         raise LineProblem("question and answer must not be blank", "blank_text")
+    if any(not variant.question.strip() for variant in line.variants):
+        raise LineProblem("a variant's question must not be blank", "blank_variant")
     return ImportLine(
         line=number,
         scope=Scope(tenant, line.agent or default_agent, line.project, line.phase),
@@ -154,4 +187,5 @@ def _parse(number: int, text: str, tenant: str, default_agent: str) -> ImportLin
         tags=clean_tags(line.tags),
         metadata=line.metadata,
         expires_at=line.expires_at,
+        variants=[LineVariant(v.question, v.status, v.origin, v.confirmations) for v in line.variants],
     )

@@ -48,6 +48,10 @@ class Learner:
             return None, "validated_entry_exists"
         if live and not replace:
             return None, "already_known"
+        if any(h.variant_id is not None for h in (await writer.holders(scope.tenant, [key])).get(key, [])):
+            # A live entry holds this wording as a variant (one not yet served, or the lookup would
+            # have answered it): one wording leads to one answer, and that variant is how it does.
+            return None, "wording_held"
         if vector is None:
             vector = await writer.embed(question)
         # An expired or refreshed `auto` entry is renewed in place rather than duplicated.

@@ -22,6 +22,7 @@ class LookupRecord:
     reason: str | None = None
     probability: float | None = None
     verified_by: str | None = None
+    variant_id: int | None = None  # the variant of `entry_id` whose wording matched, if one did
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,17 @@ class LoggedLookup:
 
 
 @dataclass(frozen=True, slots=True)
+class ReusedLookup:
+    """An assisted lookup whose LLM answered with one grounding entry's stored answer as it is
+    (`use_memory_answer`): the entry it chose, and the tokens the stored answer spared."""
+
+    lookup_id: int
+    tenant: str
+    entry_id: int
+    tokens_saved: int
+
+
+@dataclass(frozen=True, slots=True)
 class LookupTotals:
     by_decision: dict[str, int]
     tokens_saved: int
@@ -47,3 +59,5 @@ class EntryUsage:
 
     by_decision: dict[str, int]
     recent: list[dict[str, Any]]
+    # Its answers served through one of its question variants: how many, reviewed, said wrong.
+    variant_hits: tuple[int, int, int] = (0, 0, 0)

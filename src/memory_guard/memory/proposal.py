@@ -217,6 +217,9 @@ class FeedbackResult:
     entry: Entry
     outcome: Outcome
     proposal_id: int | None = None
+    # The variant the answer was served through, and what the feedback did to it
+    # (memory/variant_feedback.py): confirmed, removed or unchanged.
+    variant: tuple[int, str] | None = None
 
     def to_public(self) -> dict[str, Any]:
         return {
@@ -224,6 +227,7 @@ class FeedbackResult:
             "status": self.entry.status.value,
             "outcome": self.outcome,
             "proposal_id": self.proposal_id,
+            "variant": None if self.variant is None else {"id": self.variant[0], "outcome": self.variant[1]},
         }
 
 

@@ -6,6 +6,7 @@ How an entry maps to a row is in `entry_rows.py`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -16,7 +17,7 @@ from memory_guard.core.decision import DECISIONS
 from memory_guard.core.scope import Scope
 from memory_guard.db.database import Database, Row, placeholders
 from memory_guard.embeddings.base import Vectors
-from memory_guard.memory.audit import Change
+from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.audit_store import write_event
 from memory_guard.memory.entry import Entry, Source, Status
 from memory_guard.memory.entry_rows import (
@@ -34,6 +35,7 @@ from memory_guard.memory.entry_rows import (
 )
 from memory_guard.memory.lookups import LoggedLookup, LookupTotals
 from memory_guard.memory.store import EntryFilter, IndexRow, NewEntry
+from memory_guard.memory.variant_store import insert_variants
 
 
 async def _fetch_row(
@@ -85,6 +87,12 @@ class SqliteMemoryStore:
                             "UPDATE audit_events SET pending_import = ? WHERE id = last_insert_rowid()",
                             (pending,),
                         )
+                if new.variants:
+                    # Their events are the variants' own (add_variant), marked as the entry's are.
+                    added = replace(change, action=Action.ADD_VARIANT) if change is not None else None
+                    await insert_variants(
+                        conn, new.scope.tenant, row["id"], new.variants, now, added, pending
+                    )
                 rows.append(row)
         return [row_to_entry(row) for row in rows]
 
@@ -217,8 +225,8 @@ class SqliteMemoryStore:
             )
             await conn.executemany(
                 "INSERT INTO lookups (id, tenant, agent, project, phase, decision, entry_id, score, "
-                "tokens_saved, created_at, question, verdict, reason, probability, verified_by) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tokens_saved, created_at, question, verdict, reason, probability, verified_by, variant_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         logged.id,
@@ -236,6 +244,7 @@ class SqliteMemoryStore:
                         logged.record.reason,
                         logged.record.probability,
                         logged.record.verified_by,
+                        logged.record.variant_id,
                     )
                     for logged in lookups
                 ],

@@ -10,7 +10,8 @@ from memory_guard.core.clock import Clock
 from memory_guard.core.decision import DECISIONS, Decision
 from memory_guard.hits.service import HitService
 from memory_guard.memory.store import LookupLog, MemoryStore
-from memory_guard.verify.judge import JudgementStore
+from memory_guard.verify.judge import JudgementStore, JudgeTotals
+from memory_guard.verify.judge_switch import JudgeSwitch
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,27 @@ class Price:
     currency: str
 
 
+@dataclass(frozen=True, slots=True)
+class JudgePrice:
+    """What the judge's model charges per million tokens, in the stats' currency; None: unknown."""
+
+    input_per_mtok: float | None
+    output_per_mtok: float | None
+
+    def cost(self, totals: JudgeTotals) -> float | None:
+        """What the upstream reported, plus the other calls at this price; None when a call's cost
+        is unknown (a price of 0 says the model is free, not that its price is unknown)."""
+        if not totals.unpriced_calls:
+            return round(totals.reported_cost, 8)
+        if self.input_per_mtok is None or self.output_per_mtok is None:
+            return None
+        priced = (
+            totals.unpriced_prompt_tokens * self.input_per_mtok
+            + totals.unpriced_completion_tokens * self.output_per_mtok
+        ) / 1_000_000
+        return round(totals.reported_cost + priced, 8)
+
+
 class MemoryStats:
     def __init__(
         self,
@@ -29,7 +51,8 @@ class MemoryStats:
         lookups: LookupLog,
         hits: HitService,
         judgements: JudgementStore,
-        judge_enabled: bool,
+        judge: JudgeSwitch,
+        judge_price: JudgePrice,
         price: Price,
         clock: Clock,
     ) -> None:
@@ -37,7 +60,8 @@ class MemoryStats:
         self._lookups = lookups
         self._hits = hits
         self._judgements = judgements
-        self._judge_enabled = judge_enabled
+        self._judge_switch = judge
+        self._judge_price = judge_price
         self._price = price
         self._clock = clock
 
@@ -72,11 +96,15 @@ class MemoryStats:
         return [{"day": day, **counted.get(day, dict.fromkeys(DECISIONS, 0))} for day in days_shown]
 
     async def _judge(self, tenant: str) -> dict[str, Any]:
-        """What the LLM judge cost: its verdicts kept stay counted after it is switched off."""
+        """What the LLM judge cost: its calls stay counted after it is switched off."""
         totals = await self._judgements.totals(tenant)
         return {
-            "enabled": self._judge_enabled,
+            "enabled": self._judge_switch.on,
+            "why": self._judge_switch.why,
             "calls": totals.calls,
+            "failed": totals.failed,
             "prompt_tokens": totals.prompt_tokens,
             "completion_tokens": totals.completion_tokens,
+            "cost": self._judge_price.cost(totals),
+            "currency": self._price.currency,
         }

@@ -15,6 +15,7 @@ from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, AuditEvent, Change
 from memory_guard.memory.entry import Entry, Source, Status
 from memory_guard.memory.lookups import EntryUsage, LoggedLookup, LookupTotals
+from memory_guard.memory.variant import NewVariant
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class NewEntry:
     # Given only to a restored entry: how much it was used is not content, so a restore keeps it.
     usage_count: int = 0
     last_used_at: datetime | None = None
+    variants: Sequence[NewVariant] = ()  # stored with it, in its transaction (an import's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ process left are removed at the next start (`discard_abandoned_imports`).
 
 Questions are re-embedded with the configured model. A line whose question is already stored
 in its scope (same normalized question, in a live entry; for an obsolete line, in any entry) is
-left out, so importing a file twice changes nothing.
+left out, so importing a file twice changes nothing. A line's question variants come with it; a
+variant whose wording is already held in its scope (by a stored live entry, or by an earlier
+wording of the file) is left out, since one wording leads to one answer.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from memory_guard.memory.entry import Entry, Status
 from memory_guard.memory.import_store import ImportStaging
 from memory_guard.memory.jsonl import ImportLine, LineError, export_line, parse_lines
 from memory_guard.memory.store import EntryFilter, NewEntry
+from memory_guard.memory.variant import NewVariant
 from memory_guard.memory.writer import EntryWriter
 
 logger = logging.getLogger(__name__)
@@ -94,9 +97,21 @@ class MemoryTransfer:
         self._default_agent = default_agent
 
     async def export(self, tenant: str, where: EntryFilter) -> AsyncIterator[str]:
-        """The tenant's entries, newest first, one JSON line each (read page by page)."""
+        """The tenant's entries, newest first, one JSON line each (read page by page), each with
+        its variants."""
+        page: list[Entry] = []
         async for entry in self._writer.every_entry(tenant, where):
-            yield export_line(entry) + "\n"
+            page.append(entry)
+            if len(page) == CHUNK:
+                for line in await self._export_lines(tenant, page):
+                    yield line
+                page = []
+        for line in await self._export_lines(tenant, page):
+            yield line
+
+    async def _export_lines(self, tenant: str, entries: list[Entry]) -> list[str]:
+        variants = await self._writer.variants_of(tenant, [entry.id for entry in entries]) if entries else {}
+        return [export_line(entry, variants.get(entry.id, ())) + "\n" for entry in entries]
 
     async def plan_import(
         self, tenant: str, lines: Iterable[str], skip_bad_lines: bool = False
@@ -121,15 +136,30 @@ class MemoryTransfer:
         pending = _import_name()
         change = Change(actor, Action.IMPORT)
         stored: list[tuple[Entry, Vectors | None]] = []
+        with_variants: list[Entry] = []
         waiting: list[NewEntry] = []
         published = False
         try:
             for start in range(0, total, BATCH):
                 batch = plan.fresh[start : start + BATCH]
-                vectors = await self._writer.embed_many([line.question for line, _ in batch])
-                waiting.extend(self._new_entry(line, key, vectors[i]) for i, (line, key) in enumerate(batch))
+                wordings = [v.question for line, _ in batch for v in line.variants]
+                vectors = await self._writer.embed_many([line.question for line, _ in batch] + wordings)
+                more = iter(vectors[len(batch) :])
+                waiting.extend(
+                    self._new_entry(
+                        line,
+                        key,
+                        vectors[i],
+                        self._new_variants(line, [next(more) for _ in line.variants], actor),
+                    )
+                    for i, (line, key) in enumerate(batch)
+                )
                 if len(waiting) >= CHUNK or start + BATCH >= total:
-                    stored.extend(await self._writer.insert_unseen(waiting, change, pending))
+                    inserted = await self._writer.insert_unseen(waiting, change, pending)
+                    stored.extend(inserted)
+                    with_variants.extend(
+                        e for (e, _), new in zip(inserted, waiting, strict=True) if new.variants
+                    )
                     waiting = []
                 yield ImportProgress(min(start + BATCH, total), total)
             if stored:
@@ -141,6 +171,8 @@ class MemoryTransfer:
         for start in range(0, len(stored), CHUNK):  # a slice at a time, answering in between
             self._writer.serve(stored[start : start + CHUNK])
             await _pause()
+        for start in range(0, len(with_variants), CHUNK):
+            await self._writer.serve_variants(with_variants[start : start + CHUNK])
         plan.report.imported = len(stored)
         # Tens of thousands of objects: freed all at once when the request ends, they stopped
         # the event loop for tens of milliseconds.
@@ -197,9 +229,47 @@ class MemoryTransfer:
                 present += 1
             else:
                 fresh.append((line, key))
-        return fresh, present, repeats
+        return await self._placed_variants(tenant, fresh), present, repeats
 
-    def _new_entry(self, line: ImportLine, key: str, vector: Any) -> NewEntry:
+    async def _placed_variants(
+        self, tenant: str, fresh: list[tuple[ImportLine, str]]
+    ) -> list[tuple[ImportLine, str]]:
+        """The lines with the variants they may bring: not a wording held in the scope already, by a
+        stored live entry or by the file (a line's question, or an earlier variant)."""
+        keys = {id(line): [line.scope.key(v.question) for v in line.variants] for line, _ in fresh}
+        wanted = sorted({key for line_keys in keys.values() for key in line_keys})
+        if not wanted:
+            return fresh
+        held = await self._writer.holders(tenant, wanted)
+        taken = {key for _, key in fresh}
+        placed: list[tuple[ImportLine, str]] = []
+        for line, key in fresh:
+            kept = []
+            for variant, variant_key in zip(line.variants, keys[id(line)], strict=True):
+                if variant_key not in taken and variant_key not in held:
+                    taken.add(variant_key)
+                    kept.append(variant)
+            placed.append((replace(line, variants=kept) if len(kept) < len(line.variants) else line, key))
+        return placed
+
+    def _new_variants(self, line: ImportLine, vectors: list[Any], actor: str) -> list[NewVariant]:
+        return [
+            NewVariant(
+                v.question,
+                line.scope.key(v.question),
+                v.status,
+                v.origin,
+                v.confirmations,
+                vector,
+                self._writer.embedding_model,
+                actor,
+            )
+            for v, vector in zip(line.variants, vectors, strict=True)
+        ]
+
+    def _new_entry(
+        self, line: ImportLine, key: str, vector: Any, variants: list[NewVariant] | None = None
+    ) -> NewEntry:
         return NewEntry(
             scope=line.scope,
             question=line.question,
@@ -212,6 +282,7 @@ class MemoryTransfer:
             tags=line.tags,
             metadata=line.metadata,
             expires_at=line.expires_at,
+            variants=variants or (),
         )
 
 

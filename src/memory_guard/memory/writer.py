@@ -5,7 +5,8 @@ imports, client feedback and accepted proposals) write through an `EntryWriter`,
 holds the store or the index. Two bulk changes stay with their owners: the guard prunes expired
 entries (and drops them from its index), and the `reindex` command re-embeds stored questions.
 Inside a unit of work (learning + history, a proposal's acceptance), the index follows a change
-only once it commits: it never shows what the database may still undo.
+only once it commits: it never shows what the database may still undo. An entry's question
+variants follow it in the index (memory/variants.py adds and removes them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from memory_guard.memory.entry import Entry, Status, entry_not_found
 from memory_guard.memory.guard import Guard
 from memory_guard.memory.index import VectorIndex
 from memory_guard.memory.store import EntryFilter, MemoryStore, NewEntry
+from memory_guard.memory.variant import Holder, Variant, VariantStore
 
 _KEY_LOCKS = 64
 _EXPORT_PAGE = 500
@@ -32,9 +34,17 @@ _EXPORT_PAGE = 500
 
 class EntryWriter:
     def __init__(
-        self, *, store: MemoryStore, index: VectorIndex, guard: Guard, clock: Clock, max_age: timedelta
+        self,
+        *,
+        store: MemoryStore,
+        variants: VariantStore,
+        index: VectorIndex,
+        guard: Guard,
+        clock: Clock,
+        max_age: timedelta,
     ) -> None:
         self._store = store
+        self._variants = variants
         self._index = index
         self._guard = guard  # what embeds a question as lookups will
         self._clock = clock
@@ -62,12 +72,12 @@ class EntryWriter:
         return self._key_locks[int(key[:8], 16) % len(self._key_locks)]
 
     async def refuse_duplicate(self, scope: Scope, key: str, but: int | None = None) -> None:
-        """One live entry per question and scope (see `EntryService.create_faq`); `but`: the entry
-        being changed."""
-        known = await self._store.find_by_key(scope.tenant, key)
-        held = [e for e in known if e.status is not Status.OBSOLETE and e.id != but]
+        """One live entry per question and scope (see `EntryService.create_faq`), whether it holds
+        the question as its own or as a variant; `but`: the entry being changed."""
+        holders = (await self._variants.holders(scope.tenant, [key])).get(key, [])
+        held = [holder for holder in holders if holder.entry_id != but]
         if held:
-            raise DuplicateQuestion(held[0].id)
+            raise DuplicateQuestion(held[0].entry_id)
 
     async def requestioned(self, current: Entry, question: str, status: Status) -> dict[str, Any]:
         """The columns that follow a new question: its exact-match key and its vector. A live entry
@@ -99,6 +109,13 @@ class EntryWriter:
 
     async def statuses_by_key(self, tenant: str, keys: Sequence[str]) -> dict[str, set[Status]]:
         return await self._store.statuses_by_key(tenant, keys)
+
+    async def holders(self, tenant: str, keys: Sequence[str]) -> dict[str, list[Holder]]:
+        """Who holds each wording among live entries, as a question or as a variant."""
+        return await self._variants.holders(tenant, keys)
+
+    async def variants_of(self, tenant: str, entry_ids: Sequence[int]) -> dict[int, list[Variant]]:
+        return await self._variants.of_entries(tenant, entry_ids)
 
     async def every_entry(self, tenant: str, where: EntryFilter) -> AsyncIterator[Entry]:
         """The tenant's entries, newest first, read page by page."""
@@ -137,6 +154,13 @@ class EntryWriter:
         for entry, vector in stored:
             self._serve_later(entry, vector)
 
+    async def serve_variants(self, entries: Sequence[Entry]) -> None:
+        """Serve the stored variants of entries already served (an import's, once published)."""
+        found = await self._variants.vectors([entry.id for entry in entries], self.embedding_model)
+        for entry in entries:
+            if entry.id in found:
+                self._serve_later(entry, None, found[entry.id], question=False)
+
     async def update(self, tenant: str, entry_id: int, change: Change, fields: dict[str, Any]) -> Entry:
         """Set columns by name (`vector` sets the embedding), audited."""
         entry = await self.update_if_present(tenant, entry_id, change, fields)
@@ -151,11 +175,13 @@ class EntryWriter:
         entry = await self._store.update(tenant, entry_id, self._clock(), change, **fields)
         if entry is None:
             return None
+        # Its variants too: an entry brought back from obsolete is served through every wording.
+        variants = (await self._variants.vectors([entry.id], self.embedding_model)).get(entry.id, [])
         if "vector" in fields:
-            self._serve_later(entry, fields["vector"])
+            self._serve_later(entry, fields["vector"], variants)
         else:
             stored = await self._store.vector(entry.id)
-            self._serve_later(entry, stored[0] if stored else None)
+            self._serve_later(entry, stored[0] if stored else None, variants)
         return entry
 
     async def delete(self, tenant: str, entry_id: int, change: Change) -> None:
@@ -165,12 +191,36 @@ class EntryWriter:
 
     # -- the index -------------------------------------------------------------------------------
 
-    def _serve_later(self, entry: Entry, vector: Vectors | None) -> None:
-        after_commit(lambda: self._put_in_index(entry, vector))
+    def _serve_later(
+        self,
+        entry: Entry,
+        vector: Vectors | None,
+        variants: Sequence[tuple[int, Vectors]] = (),
+        question: bool = True,
+    ) -> None:
+        after_commit(lambda: self._put_in_index(entry, vector, variants, question))
 
-    def _put_in_index(self, entry: Entry, vector: Vectors | None) -> None:
-        if entry.status is Status.OBSOLETE or vector is None or entry.embedding_model != self._index.model_id:
+    def _put_in_index(
+        self, entry: Entry, vector: Vectors | None, variants: Sequence[tuple[int, Vectors]], question: bool
+    ) -> None:
+        """Serve an entry's question (unless not `question`: left as it is) and `variants`; an
+        obsolete entry leaves the index with every wording."""
+        if entry.status is Status.OBSOLETE:
             self._index.remove(entry.id)
             return
-        expiry = entry.effective_expiry(self.max_age).timestamp()
-        self._index.put(entry.scope, entry.id, vector, entry.created_at.timestamp(), expiry)
+        created, expiry = entry.created_at.timestamp(), entry.effective_expiry(self.max_age).timestamp()
+        if question:
+            if vector is not None and entry.embedding_model == self._index.model_id:
+                self._index.put(entry.scope, entry.id, vector, created, expiry)
+            else:
+                self._index.remove(entry.id)  # its variants with it: the ones to serve follow
+        for variant_id, variant_vector in variants:
+            self._index.put_variant(entry.scope, entry.id, variant_id, variant_vector, created, expiry)
+
+    def serve_variant(self, entry: Entry, variant_id: int, vector: Vectors | None) -> None:
+        """Serve a variant just stored, with its entry's scope and dates (not an obsolete entry's)."""
+        if vector is not None and entry.status is not Status.OBSOLETE:
+            self._serve_later(entry, None, [(variant_id, vector)], question=False)
+
+    def forget_variant(self, entry_id: int, variant_id: int) -> None:
+        after_commit(lambda: self._index.remove_variant(entry_id, variant_id))

@@ -34,6 +34,7 @@ class TurnEnd:
     finish_reason: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float | None = None  # what the upstream says the turn cost, when it says (OpenRouter)
 
 
 StreamItem = TextDelta | ToolCallRequest | TurnEnd

@@ -154,12 +154,15 @@ class _Turn:
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float | None = None
 
     def read(self, chunk: Any) -> list[StreamItem]:
         items: list[StreamItem] = []
         if chunk.usage is not None:
             self.prompt_tokens = _count(chunk.usage.prompt_tokens)
             self.completion_tokens = _count(chunk.usage.completion_tokens)
+            # Not an OpenAI field: the SDK keeps it as an extra attribute when OpenRouter sends it.
+            self.cost = _cost(getattr(chunk.usage, "cost", None))
         if not isinstance(chunk.choices, list):
             raise TypeError("choices is not a list")
         for choice in chunk.choices:
@@ -187,7 +190,7 @@ class _Turn:
     def end(self) -> list[StreamItem]:
         if self.capped:
             # Half a tool call's arguments are of no use: the turn ends on its text alone.
-            return [TurnEnd(ANSWER_CAP, self.prompt_tokens, self.completion_tokens)]
+            return [TurnEnd(ANSWER_CAP, self.prompt_tokens, self.completion_tokens, self.cost)]
         if self.finish_reason is None:
             # A stream that stops without saying why was cut: its text may be half an answer.
             raise UpstreamError("the LLM stream ended before the answer was complete")
@@ -195,7 +198,7 @@ class _Turn:
             ToolCallRequest(partial.id or f"call_{index}", partial.name, "".join(partial.arguments))
             for index, partial in sorted(self.calls.items())
         ]
-        items.append(TurnEnd(self.finish_reason, self.prompt_tokens, self.completion_tokens))
+        items.append(TurnEnd(self.finish_reason, self.prompt_tokens, self.completion_tokens, self.cost))
         return items
 
     def _take(self, text: str) -> str:
@@ -212,6 +215,14 @@ def _text(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {type(value).__name__}")
     return value
+
+
+def _cost(value: object) -> float | None:
+    """The upstream's cost, or None: a field outside the OpenAI format that we do not understand
+    must not fail the answer, it only leaves the cost unknown."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        return None
+    return float(value)
 
 
 def _count(value: object) -> int:

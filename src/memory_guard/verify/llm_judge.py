@@ -1,9 +1,10 @@
-"""The optional LLM judge: a cheap model asked whether a stored answer serves a new question.
+"""The LLM judge: a cheap model asked whether a stored answer serves a new question.
 
-Only the candidates the offline verifier is unsure of reach it. Its verdicts are cached per
-(entry text, normalized question), so each pair costs one call at most; an edited entry has
-another key and is judged anew. A reply that is not a clear YES or NO, or a failed call,
-gives no verdict: the candidate stays unsure and is never served on it.
+Only the candidates the offline verifier is unsure of reach it (`judge_switch.py` says when it
+runs). Its verdicts are cached per (entry text, normalized question), so each pair costs one call
+at most; an edited entry has another key and is judged anew. A reply that is not a clear YES or
+NO, or a failed call, gives no verdict: the candidate stays unsure and is never served on it.
+Every call is counted, verdict or not, with the tokens and the cost its upstream reported.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from memory_guard.core.normalize import normalize_question
 from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.upstream.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, TurnEnd
 from memory_guard.upstream.redaction import Redactor
-from memory_guard.verify.judge import Judgement, JudgementStore, StoredAnswer
+from memory_guard.verify.judge import JudgeCall, Judgement, JudgementStore, JudgeOutcome, StoredAnswer
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +93,16 @@ class LlmJudge:
             return verification_of(cached)
         if not call:
             return None
-        judgement = await self._ask(stored, question)
+        asked, judgement = await self._ask(stored, question)
         if judgement is None:
+            await self._store.count(tenant, asked, self._clock())
             return None
-        await self._store.put(*keys, judgement, self._clock())
+        await self._store.put(*keys, judgement, asked, self._clock())
         return verification_of(judgement)
 
-    async def _ask(self, stored: StoredAnswer, question: str) -> Judgement | None:
+    async def _ask(self, stored: StoredAnswer, question: str) -> tuple[JudgeCall, Judgement | None]:
+        """The call as it is counted, and its verdict if it gave one."""
+        model = self._chat_model.model
         pieces: list[str] = []
         end: TurnEnd | None = None
         try:
@@ -109,20 +113,17 @@ class LlmJudge:
                     end = item
         except UpstreamError as exc:
             logger.warning("the LLM judge failed on entry %d: %s", stored.id, exc.message)
-            return None
-        if end is None or end.finish_reason == ANSWER_CAP:
-            logger.warning("the LLM judge's reply on entry %d was cut at its length cap", stored.id)
-            return None
+            return JudgeCall(model, "failed"), None
+        if end is None:  # a model that ends every turn with a TurnEnd or an error does not get here
+            return JudgeCall(model, "failed"), None
         text = "".join(pieces)
-        parsed = parse(text)
-        if parsed is None:
+        parsed = parse(text) if end.finish_reason != ANSWER_CAP else None
+        outcome: JudgeOutcome = "unclear" if parsed is None else "yes" if parsed[0] else "no"
+        asked = JudgeCall(model, outcome, end.prompt_tokens, end.completion_tokens, end.cost)
+        if end.finish_reason == ANSWER_CAP:
+            logger.warning("the LLM judge's reply on entry %d was cut at its length cap", stored.id)
+        elif parsed is None:
             logger.warning("the LLM judge gave no YES or NO on entry %d: %r", stored.id, _redact(text, 80))
-            return None
-        serves, reason = parsed
-        return Judgement(
-            serves=serves,
-            reason=reason,
-            model=self._chat_model.model,
-            prompt_tokens=end.prompt_tokens if end else 0,
-            completion_tokens=end.completion_tokens if end else 0,
-        )
+        if parsed is None:
+            return asked, None
+        return asked, Judgement(serves=parsed[0], reason=parsed[1])

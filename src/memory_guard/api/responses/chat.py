@@ -22,10 +22,21 @@ class Messages(ResponseModel):
     items: list[MessageOut] = Field(description="the conversation, oldest first")
 
 
+class VariantFeedbackOut(ResponseModel):
+    id: int = Field(description="the question variant the answer was served through")
+    outcome: Literal["confirmed", "removed", "unchanged"] = Field(
+        description="confirmed: one confirmation more; removed: the wording no longer matches; unchanged"
+    )
+
+
 class FeedbackOut(ResponseModel):
     entry_id: int
     status: Status = Field(description="the entry's status after the feedback")
     outcome: Literal["applied", "proposed", "unchanged"] = Field(
-        description="applied: the entry changed; proposed: staff will decide (proposal_id); unchanged"
+        description="applied: the entry or its variant changed; proposed: staff will decide "
+        "(proposal_id); unchanged"
     )
     proposal_id: int | None
+    variant: VariantFeedbackOut | None = Field(
+        description="when the answer was served through a question variant: what became of it"
+    )

@@ -11,6 +11,7 @@ from memory_guard.api.responses.base import MOMENT, REASON_CODE, REASON_PARAMS, 
 from memory_guard.core.decision import Decision
 from memory_guard.core.verdict import Verdict
 from memory_guard.memory.entry import Entry, Source, Status
+from memory_guard.memory.variant import Variant, VariantOrigin, VariantStatus
 
 
 class EntryOut(ResponseModel):
@@ -38,6 +39,37 @@ class EntryOut(ResponseModel):
         return cls.model_validate(entry.to_public(max_age))
 
 
+class VariantOut(ResponseModel):
+    """A question variant: another wording of its entry's question (docs/API.md, "Question variants")."""
+
+    id: int
+    entry_id: int
+    question: str
+    status: VariantStatus = Field(description="validated (vouched for) or learned (recorded by the service)")
+    origin: VariantOrigin = Field(description="who or what added it")
+    confirmations: int = Field(description="the independent confirmations of the wording so far")
+    created_at: str = Field(description=MOMENT)
+    created_by: str
+    updated_at: str = Field(description=MOMENT)
+    embedding_model: str | None
+
+    @classmethod
+    def of(cls, variant: Variant) -> VariantOut:
+        return cls.model_validate(variant.to_public())
+
+
+class VariantList(ResponseModel):
+    items: list[VariantOut] = Field(description="the entry's variants, oldest first")
+
+
+class EntryDetail(EntryOut):
+    variants: list[VariantOut] = Field(
+        default_factory=list,
+        exclude_if=lambda variants: not variants,
+        description="its question variants, oldest first: only when it has some",
+    )
+
+
 class ListedEntry(EntryOut):
     score: float | None = Field(
         default=None,
@@ -55,12 +87,27 @@ class Removed(ResponseModel):
     removed: int = Field(description="the expired entries deleted")
 
 
+class MatchedVariant(ResponseModel):
+    id: int
+    status: VariantStatus
+    confirmations: int
+    held: bool = Field(
+        description="true when the wording may not be served yet (a learned variant not confirmed): "
+        "its entry only grounds the LLM"
+    )
+
+
 class _Candidate(ResponseModel):
     entry_id: int
     score: float
-    matched_question: str
+    matched_question: str = Field(description="the wording that matched: the entry's question or a variant")
     exact: bool = Field(description="the same question once normalized")
     served: bool = Field(description="the entry a `direct` decision serves")
+    variant: MatchedVariant | None = Field(
+        default=None,
+        exclude_if=lambda variant: variant is None,
+        description="the variant whose wording matched: only when one did",
+    )
 
 
 class VerifiedCandidate(_Candidate):
@@ -112,9 +159,16 @@ class RecentUse(ResponseModel):
     question: str | None
 
 
+class VariantUsage(ResponseModel):
+    direct: int
+    reviewed: int
+    wrong: int
+
+
 class EntryUsage(ResponseModel):
     entry_id: int
     usage_count: int
     last_used_at: str | None = Field(description=MOMENT)
     lookups: LookupCounts = Field(description="the lookups it answered (direct) or grounded (assisted)")
     recent: list[RecentUse] = Field(description="the latest of them, newest first")
+    variant_hits: VariantUsage = Field(description="its direct answers served through one of its variants")

@@ -53,6 +53,14 @@ class RaisedFloor(ResponseModel):
     wrong: int
 
 
+class VariantHits(ResponseModel):
+    total: int = Field(description="answers served through a question variant's wording")
+    reviewed: int
+    wrong: int
+    wrong_rate: float | None = Field(description="wrong / reviewed; null before any review")
+    wrong_rate_ci95: list[float] | None = Field(description="its Wilson 95% interval, [low, high]")
+
+
 class ServedTotals(ResponseModel):
     total: int = Field(description="answers served from memory")
     exact: int
@@ -63,13 +71,23 @@ class ServedTotals(ResponseModel):
     wrong_rate: float | None = Field(description="wrong / reviewed; null before any review")
     wrong_rate_ci95: list[float] | None = Field(description="its Wilson 95% interval, [low, high]")
     raised_floors: list[RaisedFloor]
+    through_variants: VariantHits = Field(
+        description="the same figures, for the answers served through a variant"
+    )
 
 
 class JudgeCost(ResponseModel):
-    enabled: bool
-    calls: int
-    prompt_tokens: int
+    enabled: bool = Field(description="whether the judge is asked now (MEMORY_JUDGE)")
+    why: str = Field(description="why it is on or off")
+    calls: int = Field(description="calls to the judge's model, with or without a verdict")
+    failed: int = Field(description="calls that got no reply (an error, a timeout): tokens and cost unknown")
+    prompt_tokens: int = Field(description="as the upstream reported them")
     completion_tokens: int
+    cost: float | None = Field(
+        description="the cost the upstream reported, else the tokens at MEMORY_JUDGE_PRICE_*_PER_MTOK; "
+        "null when a call's cost is unknown"
+    )
+    currency: str = Field(description="MEMORY_PRICE_CURRENCY")
 
 
 class Stats(ResponseModel):

@@ -76,9 +76,10 @@ function restorePreview(before, gone) {
 }
 
 // Undoes one recorded change after a confirmation, then opens the entry as it now is. Only an event
-// with a `before` snapshot has one (a creation or an import has nothing before it).
+// with a `before` snapshot has one (a creation or an import has nothing before it), and not a question
+// variant's event, whose snapshots are the variant's (the service refuses to restore them).
 export function restoreButton(event, context, gone = false) {
-  if (!event.before) return null;
+  if (!event.before || event.action.endsWith("_variant")) return null;
   const action = label("action", event.action);
   const at = formatDateTime(event.at);
   const button = el("button", {
@@ -158,6 +159,14 @@ export function usageSection(id) {
           }),
         }),
       );
+      const variantHits = usage.variant_hits;
+      if (variantHits?.direct) {
+        // Wordings learned by the service serve under their own rules: their hits and errors apart.
+        summary.append(
+          el("dt", { text: t("usage.variantHits") }),
+          el("dd", { text: t("usage.variantHitsValue", variantHits) }),
+        );
+      }
       const recent = usage.recent ?? [];
       const parts = [summary];
       if (!recent.length) parts.push(el("p", { class: "muted", text: t("usage.empty") }));

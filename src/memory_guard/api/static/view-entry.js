@@ -1,7 +1,8 @@
-// One entry: every field, the staff actions on it, its history and its usage.
+// One entry: every field, the staff actions on it, its question variants, its history and its usage.
 import { api } from "./api.js";
 import { editForm } from "./entry-edit.js";
 import { historySection, usageSection } from "./entry-history.js";
+import { variantsSection } from "./entry-variants.js";
 import { formatDateTime, formatNumber, label, t } from "./i18n.js";
 import { badge, confirmDialog, el, errorBox, heading, notify, readable, scopeText } from "./dom.js";
 
@@ -170,5 +171,10 @@ export async function render(root, context) {
     el("h3", { text: t("entry.details") }),
     details(entry),
   );
-  loading.replaceWith(el("div", { class: "entry-layout" }, main, side), usageSection(id), historySection(id, context));
+  loading.replaceWith(
+    el("div", { class: "entry-layout" }, main, side),
+    variantsSection(entry, context),
+    usageSection(id),
+    historySection(id, context),
+  );
 }

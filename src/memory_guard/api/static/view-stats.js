@@ -28,9 +28,9 @@ function breakdown(group, counts, names) {
 }
 
 // The share of reviewed served answers that were right, with the interval turned the same way round.
-function accuracy(served) {
+function accuracy(served, title = t("stats.accuracy"), key = "accuracy") {
   if (!served || !served.reviewed || typeof served.wrong_rate !== "number") {
-    return card(t("stats.accuracy"), "—", "accuracy", el("p", { class: "muted", text: t("stats.noReview") }));
+    return card(title, "—", key, el("p", { class: "muted", text: t("stats.noReview") }));
   }
   const [low, high] = Array.isArray(served.wrong_rate_ci95) ? served.wrong_rate_ci95 : [null, null];
   const detail = t("stats.accuracyDetail", {
@@ -39,7 +39,7 @@ function accuracy(served) {
     low: typeof high === "number" ? formatPercent(1 - high) : "—",
     high: typeof low === "number" ? formatPercent(1 - low) : "—",
   });
-  return card(t("stats.accuracy"), formatPercent(1 - served.wrong_rate), "accuracy", el("p", { class: "muted", text: detail }));
+  return card(title, formatPercent(1 - served.wrong_rate), key, el("p", { class: "muted", text: detail }));
 }
 
 function cost(stats) {
@@ -68,6 +68,8 @@ function figures(stats) {
     card(t("stats.tokens"), formatNumber(stats.tokens_saved), "tokens_saved"),
     cost(stats),
     accuracy(stats.served),
+    // Learned wordings serve under their own rules: their accuracy apart.
+    accuracy(stats.served?.through_variants, t("stats.variantAccuracy"), "variant_accuracy"),
   );
 }
 
