@@ -24,15 +24,6 @@ from bench.questions import Faq, exact_variant
 
 SEED = 20251124
 
-# Cosine variants whose EMBEDDED text differs from the stored question's (a greeting "Bonjour"
-# or a trailing "svp" is left out of the embedded text, so those would embed the stored text
-# again). Over 400 bench FAQ entries each form was answered direct from its own entry 199 or
-# 200 times out of 200 at the default settings; the rare other answer is counted, not timed.
-COSINE_FORMS: dict[str, tuple[str, ...]] = {
-    "en": ("Excuse me, {q}", "Just wondering: {q}", "Good morning, {q}", "Quick question: {q}"),
-    "fr": ("Petite question : {q}", "Excusez-moi, {q}", "{b} ? Merci pour l'info.", "Dites-moi, {q}"),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Probe:
@@ -44,18 +35,15 @@ class Probe:
     repeat: bool = False  # this text was asked before in this run
 
 
-def cosine_variants(faq: Faq) -> list[str]:
-    body = faq.question.rstrip().rstrip("?").rstrip()
-    return [form.format(q=faq.question, b=body) for form in COSINE_FORMS[faq.language]]
-
-
 @dataclass(slots=True)
 class HitMix:
-    """The hits one service is asked: exact variants in turn, and cosine variants of which a
+    """The hits one service is asked: exact variants of the stored questions in turn, and the
+    cosine variants of `pool` (bench/load_qualify.py: those this tree serves direct), of which a
     share `repeat` repeats a text this service was already asked (the others are asked for the
     first time, until the fresh ones run out: then every one is a repeat, and the tally says so)."""
 
     stored: Sequence[tuple[Faq, int]]
+    pool: Sequence[Probe]
     repeat: float
     seed: int = SEED
     fresh: deque[Probe] = field(init=False)
@@ -68,9 +56,7 @@ class HitMix:
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
-        pool = [
-            Probe(text, entry_id, "cosine") for faq, entry_id in self.stored for text in cosine_variants(faq)
-        ]
+        pool = list(self.pool)
         self._rng.shuffle(pool)
         self.fresh = deque(pool)
 
@@ -97,8 +83,17 @@ class HitMix:
     def next(self, kind: str) -> Probe:
         return self.exact() if kind == "exact" else self.cosine()
 
+    @property
+    def has_cosine(self) -> bool:
+        return bool(self.fresh or self.asked)
+
+    def alternate(self, turn: int) -> Probe:
+        """Exact and cosine in turn; exact only once no cosine variant is left to ask."""
+        return self.cosine() if turn % 2 and self.has_cosine else self.exact()
+
     def refuse(self, probe: Probe) -> None:
-        """A variant the guard did not answer direct from its entry is never asked again."""
+        """A variant the guard did not answer direct from its entry (though its lookup did) is
+        never asked again."""
         if probe.message not in self.refused:
             self.refused.add(probe.message)
             self.asked = [p for p in self.asked if p.message != probe.message]
@@ -222,6 +217,15 @@ def clone_entries(database: Path, count: int, seed: int = SEED) -> tuple[str, in
             db.executemany(insert, values)
         db.commit()
     return str(template["embedding_model"]), int(dimension)
+
+
+def stored_model(database: Path) -> str:
+    """The embedding model id stored beside the vectors of a tree's database."""
+    with sqlite3.connect(database) as db:
+        row = db.execute("SELECT embedding_model FROM responses ORDER BY id LIMIT 1").fetchone()
+    if row is None:
+        raise RuntimeError(f"no entry in {database}")
+    return str(row[0])
 
 
 def copy_database(source: Path, target: Path) -> None:

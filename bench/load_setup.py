@@ -26,6 +26,7 @@ class Tree:
     name: str
     path: Path
     describe: str
+    embedding_model: str | None = None  # EMBEDDING_MODEL for its service; None: the tree's default
 
 
 class Report:
@@ -111,8 +112,11 @@ def resolve_trees(specs: Sequence[str], base: str, tmp: Path, stack: ExitStack) 
     return trees
 
 
-def service_env(database: Path, upstream_url: str) -> dict[str, str]:
-    return {
+def service_env(database: Path, upstream_url: str, embedding_model: str | None = None) -> dict[str, str]:
+    """A tree's settings. Only variables every tree of this bench knows: a tree ignores unknown
+    ones, but would then run something else than the figures say."""
+    model = {} if embedding_model is None else {"EMBEDDING_MODEL": embedding_model}
+    return model | {
         "MEMORY_DB_PATH": str(database),
         "API_KEYS": API_KEYS,
         "EMBEDDING_PROVIDER": "local",

@@ -50,18 +50,18 @@ def sse_events(lines: Sequence[str]) -> list[Event]:
     return events
 
 
-def answered_direct(events: Sequence[Event], probe: Probe) -> bool:
-    """True for `cached_response` + `done` direct from the probe's entry; False for a cosine
-    variant answered otherwise (another decision, another entry); BenchFailure for anything else."""
+def outcome(events: Sequence[Event], probe: Probe) -> str:
+    """ "direct" for `cached_response` + `done` direct from the probe's entry; for a cosine
+    variant answered otherwise, "other entry" (direct from another) or "not direct" (another
+    decision); BenchFailure for anything else."""
     kinds = [event.name for event in events]
-    if (
-        kinds == ["cached_response", "done"]
-        and events[1].data.get("decision") == "direct"
-        and events[0].data.get("entry_id") == probe.entry_id
-    ):
-        return True
-    if probe.kind == "cosine" and kinds[-1:] == ["done"] and "error" not in kinds:
-        return False
+    if kinds == ["cached_response", "done"] and events[1].data.get("decision") == "direct":
+        if events[0].data.get("entry_id") == probe.entry_id:
+            return "direct"
+        if probe.kind == "cosine":
+            return "other entry"
+    elif probe.kind == "cosine" and kinds[-1:] == ["done"] and "error" not in kinds:
+        return "not direct"
     raise BenchFailure(
         f"{probe.kind} hit {probe.message!r} (entry {probe.entry_id}) answered {kinds}: {events}"
     )
@@ -82,11 +82,11 @@ async def ask(http: httpx.AsyncClient, probe: Probe) -> tuple[int, list[Event]]:
     return response.status_code, sse_events(response.text.split("\n")) if response.status_code == 200 else []
 
 
-async def ask_checked(http: httpx.AsyncClient, probe: Probe) -> bool:
+async def ask_checked(http: httpx.AsyncClient, probe: Probe) -> str:
     status, events = await ask(http, probe)
     if status != 200:
         raise BenchFailure(f"/chat answered {status} for {probe.message!r}")
-    return answered_direct(events, probe)
+    return outcome(events, probe)
 
 
 async def store_faqs(base_url: str, faqs: Sequence[Faq]) -> list[tuple[Faq, int]]:
@@ -108,6 +108,7 @@ async def store_faqs(base_url: str, faqs: Sequence[Faq]) -> list[tuple[Faq, int]
 class RateRun:
     hits: int
     not_direct: int
+    other_entry: int
     seconds: float
     client_cpu_s: float  # CPU this (client) process spent in the timed window
 
@@ -116,23 +117,20 @@ class RateRun:
         return self.hits / self.seconds
 
 
-async def _drive(
-    pool: Sequence[httpx.AsyncClient], mix: HitMix, kind: str, seconds: float
-) -> tuple[int, int]:
+async def _drive(pool: Sequence[httpx.AsyncClient], mix: HitMix, kind: str, seconds: float) -> dict[str, int]:
     deadline = time.perf_counter() + seconds
-    counts = [0, 0]
+    counts = {"direct": 0, "not direct": 0, "other entry": 0}
 
     async def worker(http: httpx.AsyncClient) -> None:
         while time.perf_counter() < deadline:
             probe = mix.next(kind)
-            if await ask_checked(http, probe):
-                counts[0] += 1
-            else:
-                counts[1] += 1
+            got = await ask_checked(http, probe)
+            counts[got] += 1
+            if got != "direct":
                 mix.refuse(probe)
 
     await asyncio.gather(*(worker(http) for http in pool))
-    return counts[0], counts[1]
+    return counts
 
 
 async def hit_rate(
@@ -146,9 +144,11 @@ async def hit_rate(
         await _drive(pool, mix, kind, warmup_s)
         cpu = time.process_time()
         start = time.perf_counter()
-        hits, not_direct = await _drive(pool, mix, kind, seconds)
+        counts = await _drive(pool, mix, kind, seconds)
         elapsed = time.perf_counter() - start
-        return RateRun(hits, not_direct, elapsed, time.process_time() - cpu)
+        return RateRun(
+            counts["direct"], counts["not direct"], counts["other entry"], elapsed, time.process_time() - cpu
+        )
     finally:
         for http in pool:
             await http.aclose()
@@ -161,10 +161,10 @@ async def hit_rate(
 class BurstRun:
     first_event_s: list[float]  # from the burst's start to each stream's first event
     whole_s: list[float]  # to each stream's end
-    not_direct: int
+    not_direct: int  # another entry included
 
 
-async def _timed_stream(http: httpx.AsyncClient, probe: Probe, start: float) -> tuple[float, float, bool]:
+async def _timed_stream(http: httpx.AsyncClient, probe: Probe, start: float) -> tuple[float, float, str]:
     first: float | None = None
     lines: list[str] = []
     async with http.stream("POST", "/chat", json={"message": probe.message}) as response:
@@ -177,7 +177,7 @@ async def _timed_stream(http: httpx.AsyncClient, probe: Probe, start: float) -> 
     whole = time.perf_counter() - start
     if first is None:
         raise BenchFailure(f"no event for {probe.message!r}")
-    return first, whole, answered_direct(sse_events(lines), probe)
+    return first, whole, outcome(sse_events(lines), probe)
 
 
 async def first_event_burst(base_url: str, mix: HitMix, streams: int) -> BurstRun:
@@ -186,20 +186,21 @@ async def first_event_burst(base_url: str, mix: HitMix, streams: int) -> BurstRu
     first event arrives. (Connections opened beforehand would sit idle while the others open,
     and a server may close an idle one just as the burst uses it.)"""
     async with client(base_url, CLIENT_KEY, connections=streams) as http:
-        probes = [mix.next("exact" if n % 2 == 0 else "cosine") for n in range(streams)]
+        probes = [mix.alternate(n) for n in range(streams)]
         start = time.perf_counter()
         results = await asyncio.gather(*(_timed_stream(http, probe, start) for probe in probes))
-    for probe, (_, _, direct) in zip(probes, results, strict=True):
-        if not direct:
+    for probe, (_, _, got) in zip(probes, results, strict=True):
+        if got != "direct":
             mix.refuse(probe)
-    return BurstRun([r[0] for r in results], [r[1] for r in results], sum(not r[2] for r in results))
+    return BurstRun([r[0] for r in results], [r[1] for r in results], sum(r[2] != "direct" for r in results))
 
 
 # ------------------------------------------------------------------ c) time to first token on a miss
 
 
-async def guard_ttft(http: httpx.AsyncClient, question: str) -> tuple[float, str]:
-    """Seconds to the first `text` event of a /chat stream, and the decision its `done` gave."""
+async def guard_ttft(http: httpx.AsyncClient, question: str) -> tuple[float, str, int | None]:
+    """Seconds to the first `text` event of a /chat stream, the decision its `done` gave and the
+    entry it learned, if any."""
     first: float | None = None
     lines: list[str] = []
     event = ""
@@ -216,7 +217,16 @@ async def guard_ttft(http: httpx.AsyncClient, question: str) -> tuple[float, str
     events = sse_events(lines)
     if first is None or not events or events[-1].name != "done":
         raise BenchFailure(f"miss {question!r} streamed {[e.name for e in events]}: {events[-1:]}")
-    return first, str(events[-1].data.get("decision"))
+    learned = events[-1].data.get("learned_entry_id")
+    return first, str(events[-1].data.get("decision")), None if learned is None else int(learned)
+
+
+async def forget(staff: httpx.AsyncClient, entry_id: int | None) -> None:
+    """Delete an entry the service learned, so that the next question meets the FAQ only."""
+    if entry_id is not None:
+        reply = await staff.delete(f"/staff/memory/{entry_id}")
+        if reply.status_code != 204:
+            raise BenchFailure(f"DELETE /staff/memory/{entry_id} answered {reply.status_code}")
 
 
 async def upstream_ttft(http: httpx.AsyncClient, question: str) -> float:
@@ -250,7 +260,7 @@ async def upstream_ttft(http: httpx.AsyncClient, question: str) -> float:
 class ImportRun:
     latencies_s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    not_direct: int = 0
+    not_direct: int = 0  # another entry included
     import_s: float = 0.0
     imported: int = 0
 
@@ -269,7 +279,7 @@ async def _paced_hits(
                 if done.is_set():
                     return
                 next_at = max(next_at + interval, time.perf_counter())
-                probe = mix.next("exact" if turn % 2 == 0 else "cosine")
+                probe = mix.alternate(turn)
                 turn += 1
                 start = time.perf_counter()
                 try:
@@ -283,12 +293,12 @@ async def _paced_hits(
                     run.failures.append(f"HTTP {status}")
                     continue
                 try:
-                    direct = answered_direct(events, probe)
+                    got = outcome(events, probe)
                 except BenchFailure:
                     failed = [e.data for e in events if e.name == "error"]
                     run.failures.append(f"events {[e.name for e in events]} {failed}")
                     continue
-                if not direct:
+                if got != "direct":
                     run.not_direct += 1
                     mix.refuse(probe)
 
