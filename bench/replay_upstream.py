@@ -23,7 +23,6 @@ import json
 import random
 import re
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -36,6 +35,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from tests.serving import ThreadedServer
 
+from bench.upstream import chunk, chunk_base
 from memory_guard.core.normalize import normalize_question
 
 TOOL = "use_memory_answer"
@@ -196,36 +196,25 @@ def decide(script: Script, arm: ArmState, body: dict[str, Any]) -> tuple[Reply, 
     return Reply(chosen.answer), Action(f"reuse_{verdict}", last, need, chosen, erred=chosen.need != need)
 
 
-def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None) -> bytes:
-    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-    return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
-
-
 def _pieces(text: str, n: int = 4) -> list[str]:
     size = max(1, -(-len(text) // n))
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 async def _stream(reply: Reply, model: str, usage: dict[str, int] | None) -> AsyncIterator[bytes]:
-    base = {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-        "system_fingerprint": None,
-    }
-    yield _chunk(base, {"role": "assistant", "content": ""}, None)
+    base = chunk_base(model)
+    yield chunk(base, {"role": "assistant", "content": ""}, None)
     if reply.tool_args is not None:
         call_id = f"call_{uuid.uuid4().hex[:24]}"
         head = {"index": 0, "id": call_id, "type": "function", "function": {"name": TOOL, "arguments": ""}}
-        yield _chunk(base, {"tool_calls": [head]}, None)
+        yield chunk(base, {"tool_calls": [head]}, None)
         for piece in _pieces(json.dumps(reply.tool_args)):
-            yield _chunk(base, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}, None)
-        yield _chunk(base, {}, "tool_calls")
+            yield chunk(base, {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}, None)
+        yield chunk(base, {}, "tool_calls")
     else:
         for piece in _pieces(reply.text):
-            yield _chunk(base, {"content": piece}, None)
-        yield _chunk(base, {}, "stop")
+            yield chunk(base, {"content": piece}, None)
+        yield chunk(base, {}, "stop")
     if usage is not None:
         yield f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode()
     yield b"data: [DONE]\n\n"

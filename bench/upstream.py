@@ -27,23 +27,29 @@ from starlette.routing import Route
 ANSWER_PIECES = ("Voici ", "la ", "réponse ", "du ", "modèle ", "de ", "test.")
 
 
-def _chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None) -> bytes:
+def chunk(base: dict[str, Any], delta: dict[str, Any], finish: str | None) -> bytes:
+    """One `chat.completion.chunk` server-sent event."""
     choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
     return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode()
 
 
-async def _stream(model: str, include_usage: bool) -> AsyncIterator[bytes]:
-    base = {
+def chunk_base(model: str) -> dict[str, Any]:
+    """The fields every chunk of one streamed completion shares."""
+    return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
         "system_fingerprint": None,
     }
-    yield _chunk(base, {"role": "assistant", "content": ""}, None)
+
+
+async def _stream(model: str, include_usage: bool) -> AsyncIterator[bytes]:
+    base = chunk_base(model)
+    yield chunk(base, {"role": "assistant", "content": ""}, None)
     for piece in ANSWER_PIECES:
-        yield _chunk(base, {"content": piece}, None)
-    yield _chunk(base, {}, "stop")
+        yield chunk(base, {"content": piece}, None)
+    yield chunk(base, {}, "stop")
     if include_usage:
         usage = {"prompt_tokens": 20, "completion_tokens": len(ANSWER_PIECES)}
         usage["total_tokens"] = sum(usage.values())

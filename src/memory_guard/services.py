@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
-
 from memory_guard.agent.loop import AgentLoop
 from memory_guard.agent.profiles import DEFAULT_AGENT, AgentDirectory
 from memory_guard.agent.skills import builtin_registry
@@ -24,7 +22,6 @@ from memory_guard.conversations.sqlite_store import SqliteConversationStore
 from memory_guard.conversations.store import Exchange
 from memory_guard.core.clock import Clock, utc_now
 from memory_guard.core.errors import NotReady
-from memory_guard.core.scope import Scope
 from memory_guard.core.serve_policy import ServePolicy
 from memory_guard.db.bookkeeping import Bookkeeping, RowWriter
 from memory_guard.db.database import Database
@@ -40,7 +37,7 @@ from memory_guard.memory.audit_trail import AuditTrail
 from memory_guard.memory.entries import EntryService
 from memory_guard.memory.guard import Guard, LookupLimits
 from memory_guard.memory.import_store import SqliteImportStaging
-from memory_guard.memory.index import VectorIndex
+from memory_guard.memory.index import VectorIndex, put_stored
 from memory_guard.memory.learning import Learner
 from memory_guard.memory.lookup_store import SqliteLookupLog
 from memory_guard.memory.lookups import LoggedLookup, ReusedLookup
@@ -155,6 +152,10 @@ def limits_of(settings: Settings) -> LookupLimits:
     )
 
 
+def _entry_id(row: IndexRow) -> int:
+    return row.id
+
+
 async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta) -> VectorIndex:
     """Fill the index with every servable vector of the configured model."""
     started = time.perf_counter()
@@ -164,25 +165,9 @@ async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta)
         # A remote model of unpublished width: one call tells it (the endpoint must be up at start).
         await embedder.embed(["dimension probe"])
     index = VectorIndex(embedder.model_id, embedder.dimension)
-    width = embedder.dimension * 4  # float32 bytes
     skipped = 0
     async for rows in store.index_rows(embedder.model_id, max_age):
-        by_scope: dict[Scope, list[IndexRow]] = {}
-        for row in rows:
-            if len(row.embedding) != width:
-                skipped += 1
-                continue
-            by_scope.setdefault(row.scope, []).append(row)
-        for scope, kept in by_scope.items():
-            # One buffer per scope and batch, not one array per row.
-            vectors = np.frombuffer(b"".join(row.embedding for row in kept), dtype="<f4")
-            index.put_many(
-                scope,
-                [row.id for row in kept],
-                vectors.reshape(len(kept), embedder.dimension).astype(np.float32),
-                [row.created for row in kept],
-                [row.expires for row in kept],
-            )
+        skipped += put_stored(index, rows, _entry_id)
     logger.info(
         "index loaded: %d vectors of %s in %.2fs",
         len(index),

@@ -11,8 +11,9 @@ dates; a search gives each entry once, through the best of its wordings.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -318,3 +319,48 @@ def _best(rows: _ScopeRows, scores: npt.NDArray[np.float32], wanted: int, k: int
         if len(hits) == k:
             break
     return hits
+
+
+class StoredVector(Protocol):
+    """A stored row as the index loads it: its scope, its float32 blob and its dates."""
+
+    @property
+    def scope(self) -> Scope: ...
+    @property
+    def embedding(self) -> bytes: ...  # float32, little-endian
+    @property
+    def created(self) -> float: ...
+    @property
+    def expires(self) -> float: ...
+
+
+R = TypeVar("R", bound=StoredVector)
+
+
+def put_stored(
+    index: VectorIndex,
+    rows: Sequence[R],
+    entry_of: Callable[[R], int],
+    variant_of: Callable[[R], int] | None = None,
+) -> int:
+    """Add stored rows at start-up, one buffer per scope rather than one array per row: entries'
+    questions, or with `variant_of` their variants. A blob of another width is skipped: how many."""
+    width = index.dimension * 4
+    by_scope: dict[Scope, list[R]] = {}
+    skipped = 0
+    for row in rows:
+        if len(row.embedding) != width:
+            skipped += 1
+            continue
+        by_scope.setdefault(row.scope, []).append(row)
+    for scope, kept in by_scope.items():
+        vectors = np.frombuffer(b"".join(row.embedding for row in kept), dtype="<f4")
+        index.put_many(
+            scope,
+            [entry_of(row) for row in kept],
+            vectors.reshape(len(kept), index.dimension).astype(np.float32),
+            [row.created for row in kept],
+            [row.expires for row in kept],
+            variant_ids=[variant_of(row) for row in kept] if variant_of is not None else None,
+        )
+    return skipped

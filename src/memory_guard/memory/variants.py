@@ -12,14 +12,12 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-import numpy as np
-
 from memory_guard.core.errors import MemoryGuardError
 from memory_guard.core.scope import Scope
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.entry import Entry, Status, entry_not_found
-from memory_guard.memory.index import VectorIndex
+from memory_guard.memory.index import VectorIndex, put_stored
 from memory_guard.memory.variant import (
     MAX_VARIANTS,
     DuplicateVariant,
@@ -191,28 +189,21 @@ class VariantService:
         return variant
 
 
+def _entry_id(row: VariantIndexRow) -> int:
+    return row.entry_id
+
+
+def _variant_id(row: VariantIndexRow) -> int:
+    return row.variant_id
+
+
 async def load_variants(index: VectorIndex, store: VariantStore, max_age: timedelta) -> int:
     """Add the variants of every servable entry to a freshly loaded index: how many."""
-    width = index.dimension * 4  # float32 bytes
     loaded = skipped = 0
     async for rows in store.index_rows(index.model_id, max_age):
-        by_scope: dict[Scope, list[VariantIndexRow]] = {}
-        for row in rows:
-            if len(row.embedding) != width:
-                skipped += 1
-                continue
-            by_scope.setdefault(row.scope, []).append(row)
-        for scope, kept in by_scope.items():
-            vectors = np.frombuffer(b"".join(row.embedding for row in kept), dtype="<f4")
-            index.put_many(
-                scope,
-                [row.entry_id for row in kept],
-                vectors.reshape(len(kept), index.dimension).astype(np.float32),
-                [row.created for row in kept],
-                [row.expires for row in kept],
-                variant_ids=[row.variant_id for row in kept],
-            )
-            loaded += len(kept)
+        wrong = put_stored(index, rows, _entry_id, _variant_id)
+        loaded += len(rows) - wrong
+        skipped += wrong
     if loaded:
         logger.info("index: %d question variants of %s", loaded, index.model_id)
     if skipped:
