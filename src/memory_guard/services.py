@@ -104,7 +104,18 @@ def verifier_of(
     return OfflineVerifier(model, embedder, cross_encoder)
 
 
-def policy_of(settings: Settings, verifier: OfflineVerifier | None) -> ServePolicy:
+def similarity_threshold(settings: Settings, embedding_model_id: str) -> float:
+    """MEMORY_SIMILARITY_THRESHOLD, or the embedder's own when unset: e5 scores unrelated questions
+    of one domain about 0.93, so at MiniLM's 0.85 nearly every question found something to ground
+    on (more prompt tokens than no memory, and a wrong entry for the LLM to reuse; bench/replay.py
+    at 0.90: 25% fewer tokens, fewer wrong reuses, as many served). Never above a direct floor."""
+    if settings.memory_similarity_threshold is not None:
+        return settings.memory_similarity_threshold
+    default = 0.90 if embedding_model_id.startswith(MULTILINGUAL_E5) else 0.85
+    return min(default, settings.memory_direct_threshold, settings.memory_verified_direct_threshold)
+
+
+def policy_of(settings: Settings, verifier: OfflineVerifier | None, embedding_model_id: str) -> ServePolicy:
     # The confident cut-off ships with the model that gives the probability: the cross-encoder's
     # file when it runs, else the classifier's (verify/pair_model.json). With neither there is no
     # probability, and only the judge's yes can be confident.
@@ -114,7 +125,7 @@ def policy_of(settings: Settings, verifier: OfflineVerifier | None) -> ServePoli
     elif verifier is not None and verifier.model is not None:
         confident = verifier.model.cutoffs.confident
     return ServePolicy(
-        similar=settings.memory_similarity_threshold,
+        similar=similarity_threshold(settings, embedding_model_id),
         direct=settings.memory_direct_threshold,
         verified_direct=settings.memory_verified_direct_threshold,
         confident=confident,
@@ -281,7 +292,7 @@ class Services:
                 index=index,
                 embedder=cached,
                 limits=limits,
-                policy=policy_of(settings, verifier),
+                policy=policy_of(settings, verifier, embedder.model_id),
                 metrics=metrics,
                 clock=clock,
                 bookkeeping=bookkeeping,
