@@ -12,16 +12,22 @@ import pytest
 
 from memory_guard.memory.learning import LEARNING_ACTOR
 from tests.conftest import client_for
-from tests.server import ChatReply, LiveApp, chat
+from tests.learned import (
+    ANSWER,
+    ASKED,
+    NEAR_ASKED,
+    QUESTION,
+    TOOL,
+    faq,
+    feedback,
+    learned_entry,
+    lookup,
+    pick,
+    tool_names,
+    variants,
+)
+from tests.server import LiveApp, chat
 from tests.upstream import FakeUpstream, Reply, ToolCall
-
-QUESTION = "Quelle est la durée de la garantie de parfait achèvement pour un chantier de VRD ?"
-ANSWER = "La garantie de parfait achèvement dure un an à compter de la réception des travaux."
-# Close to QUESTION (assisted), and not it.
-ASKED = "Combien de temps dure la garantie de parfait achèvement sur un chantier de VRD ?"
-# ASKED with a greeting: another exact-match key, the same vector (greetings are not embedded).
-NEAR_ASKED = "Bonjour, combien de temps dure la garantie de parfait achèvement sur un chantier de VRD ?"
-TOOL = "use_memory_answer"
 
 
 @pytest.fixture
@@ -42,56 +48,14 @@ def staff(app: LiveApp) -> Iterator[httpx.Client]:
         yield client
 
 
-def _faq(staff: httpx.Client, question: str = QUESTION) -> int:
-    response = staff.post("/staff/memory", json={"question": question, "answer": ANSWER})
-    assert response.status_code == 201, response.text
-    return int(response.json()["id"])
-
-
-def _learned_entry(acme: httpx.Client, upstream: FakeUpstream) -> int:
-    """An `auto` entry, learned from a miss whose answer cost 100 + 50 tokens."""
-    upstream.push(Reply(text=ANSWER, usage=(100, 50)))
-    entry_id = chat(acme, message=QUESTION).done["learned_entry_id"]
-    assert isinstance(entry_id, int)
-    return entry_id
-
-
-def _pick(upstream: FakeUpstream, entry_id: int, usage: tuple[int, int] = (300, 8)) -> None:
-    upstream.push(Reply(tool_calls=[ToolCall(TOOL, {"entry_id": entry_id})], usage=usage))
-
-
-def _lookup(staff: httpx.Client, question: str) -> dict[str, Any]:
-    response = staff.post("/staff/memory/lookup", json={"question": question})
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def _variants(staff: httpx.Client, entry_id: int) -> list[dict[str, Any]]:
-    response = staff.get(f"/staff/memory/{entry_id}/variants")
-    assert response.status_code == 200, response.text
-    return list(response.json()["items"])
-
-
-def _feedback(client: httpx.Client, reply: ChatReply, **body: Any) -> dict[str, Any]:
-    done = reply.done
-    url = f"/chat/{done['conversation_id']}/messages/{done['message_id']}/feedback"
-    response = client.post(url, json=body)
-    assert response.status_code == 200, response.text
-    return dict(response.json())
-
-
-def _tool_names(request_body: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in request_body.get("tools", [])]
-
-
 def test_the_tool_is_offered_only_with_grounding(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
     fresh_upstream.push(Reply(text="Une réponse."))
     chat(acme, message="Quels financements verts pour une PME agricole au Sénégal ?")
-    assert TOOL not in _tool_names(fresh_upstream.requests[-1].body), "a miss has nothing to reuse"
+    assert TOOL not in tool_names(fresh_upstream.requests[-1].body), "a miss has nothing to reuse"
 
-    entry_id = _faq(staff)
+    entry_id = faq(staff)
     fresh_upstream.push(Reply(text="Un an."))
     reply = chat(acme, message=ASKED)
     assert reply.done["decision"] == "assisted" and reply.done["reused_entry_id"] is None
@@ -104,9 +68,9 @@ def test_the_tool_is_offered_only_with_grounding(
 def test_the_llms_pick_streams_the_stored_answer_and_learns_the_wording(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    entry_id = _learned_entry(acme, fresh_upstream)
+    entry_id = learned_entry(acme, fresh_upstream)
     calls_before = len(fresh_upstream.requests)
-    _pick(fresh_upstream, entry_id)
+    pick(fresh_upstream, entry_id)
 
     reply = chat(acme, message=ASKED)
 
@@ -123,7 +87,7 @@ def test_the_llms_pick_streams_the_stored_answer_and_learns_the_wording(
         None,
     )
     assert done["usage"] == {"prompt_tokens": 300, "completion_tokens": 8}
-    (variant,) = _variants(staff, entry_id)
+    (variant,) = variants(staff, entry_id)
     assert variant["id"] == done["learned_variant_id"]
     assert {k: variant[k] for k in ("question", "status", "origin", "confirmations", "created_by")} == {
         "question": ASKED,
@@ -148,10 +112,10 @@ def test_the_llms_pick_streams_the_stored_answer_and_learns_the_wording(
 def test_the_learned_wording_serves_direct_only_once_its_entry_is_validated(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    auto_id = _learned_entry(acme, fresh_upstream)
-    _pick(fresh_upstream, auto_id)
+    auto_id = learned_entry(acme, fresh_upstream)
+    pick(fresh_upstream, auto_id)
     chat(acme, message=ASKED)
-    found = _lookup(staff, ASKED)
+    found = lookup(staff, ASKED)
     assert found["decision"] == "assisted", "an auto entry's learned wording only grounds the LLM"
     assert found["candidates"][0]["variant"]["held"] is True
 
@@ -162,7 +126,7 @@ def test_the_learned_wording_serves_direct_only_once_its_entry_is_validated(
     assert (served["entry_id"], served["matched_question"], served["answer"]) == (auto_id, ASKED, ANSWER)
     assert len(fresh_upstream.requests) == requests, "served from memory: no LLM call"
 
-    near = _lookup(staff, NEAR_ASKED)
+    near = lookup(staff, NEAR_ASKED)
     best = near["candidates"][0]
     assert best["matched_question"] == ASKED and not best["exact"] and best["score"] > 0.99
     assert near["decision"] == "assisted" and best["variant"]["held"], "by vector only once confirmed"
@@ -171,17 +135,17 @@ def test_the_learned_wording_serves_direct_only_once_its_entry_is_validated(
 def test_positive_feedback_confirms_the_wording_and_it_then_serves_by_vector(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    entry_id = _learned_entry(acme, fresh_upstream)
-    _pick(fresh_upstream, entry_id)
+    entry_id = learned_entry(acme, fresh_upstream)
+    pick(fresh_upstream, entry_id)
     picked = chat(acme, message=ASKED)
     variant_id = picked.done["learned_variant_id"]
-    assert _lookup(staff, NEAR_ASKED)["decision"] == "assisted"
+    assert lookup(staff, NEAR_ASKED)["decision"] == "assisted"
 
-    said = _feedback(acme, picked, validated=True)
+    said = feedback(acme, picked, validated=True)
 
     assert said["variant"] == {"id": variant_id, "outcome": "confirmed"}
     assert (said["outcome"], said["status"]) == ("proposed", "auto"), "the entry's own rule still applies"
-    (variant,) = _variants(staff, entry_id)
+    (variant,) = variants(staff, entry_id)
     assert (variant["status"], variant["confirmations"]) == ("learned", 2)
     event = staff.get(f"/staff/memory/{entry_id}/history").json()["items"][0]
     assert (event["action"], event["before"]["confirmations"], event["after"]["confirmations"]) == (
@@ -190,24 +154,24 @@ def test_positive_feedback_confirms_the_wording_and_it_then_serves_by_vector(
         2,
     )
     for question in (ASKED, NEAR_ASKED):
-        found = _lookup(staff, question)
+        found = lookup(staff, question)
         assert found["decision"] == "direct" and found["served_entry_id"] == entry_id, question
-    assert _feedback(acme, picked, validated=True)["variant"] == {"id": variant_id, "outcome": "unchanged"}
+    assert feedback(acme, picked, validated=True)["variant"] == {"id": variant_id, "outcome": "unchanged"}
 
 
 def test_negative_feedback_removes_the_learned_wording_and_says_why(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    entry_id = _learned_entry(acme, fresh_upstream)
-    _pick(fresh_upstream, entry_id)
+    entry_id = learned_entry(acme, fresh_upstream)
+    pick(fresh_upstream, entry_id)
     picked = chat(acme, message=ASKED)
     variant_id = picked.done["learned_variant_id"]
 
-    said = _feedback(acme, picked, validated=False)
+    said = feedback(acme, picked, validated=False)
 
     assert said["variant"] == {"id": variant_id, "outcome": "removed"}
     assert (said["outcome"], said["status"]) == ("applied", "auto"), "the entry answered its own question"
-    assert _variants(staff, entry_id) == []
+    assert variants(staff, entry_id) == []
     event = staff.get(f"/staff/memory/{entry_id}/history").json()["items"][0]
     assert (event["action"], event["before"]["variant_id"], event["after"]) == (
         "reject_variant",
@@ -215,9 +179,9 @@ def test_negative_feedback_removes_the_learned_wording_and_says_why(
         None,
     )
     assert event["actor_code"] == "key", "the client who said so"
-    best = _lookup(staff, ASKED)["candidates"][0]
+    best = lookup(staff, ASKED)["candidates"][0]
     assert "variant" not in best and best["matched_question"] == QUESTION, "the wording no longer matches"
-    again = _feedback(acme, picked, validated=False)
+    again = feedback(acme, picked, validated=False)
     assert (again["outcome"], again["status"], again["variant"]["outcome"]) == (
         "unchanged",
         "auto",
@@ -228,19 +192,19 @@ def test_negative_feedback_removes_the_learned_wording_and_says_why(
 def test_negative_feedback_on_a_direct_answer_served_through_a_learned_wording(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    entry_id = _faq(staff)
-    _pick(fresh_upstream, entry_id)
+    entry_id = faq(staff)
+    pick(fresh_upstream, entry_id)
     variant_id = chat(acme, message=ASKED).done["learned_variant_id"]
     served = chat(acme, message=ASKED)
     assert served.done["decision"] == "direct"
 
-    said = _feedback(acme, served, validated=False)
+    said = feedback(acme, served, validated=False)
 
     assert said["variant"] == {"id": variant_id, "outcome": "removed"}
     assert said["status"] == "validated", "staff's entry is not retired for another wording's answer"
     hit = staff.get("/staff/memory/hits").json()["items"][0]
     assert hit["review"] == "wrong", "the served answer counts as a wrong one"
-    assert _lookup(staff, ASKED)["decision"] != "direct"
+    assert lookup(staff, ASKED)["decision"] != "direct"
     for _ in range(2):
         assert chat(acme, message=QUESTION).done["decision"] == "direct", "its own question still serves"
     served = staff.get("/staff/memory/stats").json()["served"]
@@ -263,7 +227,7 @@ def test_an_id_outside_the_grounding_is_refused_and_nothing_is_recorded(
     with client_for(app, "sb") as globex_staff:
         other_tenant = globex_staff.post("/staff/memory", json={"question": ASKED, "answer": "Dix ans."})
         other_id = other_tenant.json()["id"]
-        entry_id = _faq(staff)
+        entry_id = faq(staff)
         fresh_upstream.push(
             Reply(tool_calls=[ToolCall(TOOL, {"entry_id": other_id})]),
             Reply(tool_calls=[ToolCall(TOOL, {"entry_id": "douze"})]),
@@ -278,7 +242,7 @@ def test_an_id_outside_the_grounding_is_refused_and_nothing_is_recorded(
         tool_turn = fresh_upstream.requests[-2].body["messages"][-1]
         assert tool_turn["role"] == "tool" and "not one of the entries given" in tool_turn["content"]
         assert reply.done["reused_entry_id"] is None and reply.done["learned_variant_id"] is None
-        assert _variants(staff, entry_id) == []
+        assert variants(staff, entry_id) == []
         assert globex_staff.get(f"/staff/memory/{other_id}/variants").json()["items"] == []
         actions = [e["action"] for e in globex_staff.get("/staff/memory/audit").json()["items"]]
         assert actions == ["create"], "nothing recorded in the other tenant"
@@ -301,13 +265,13 @@ def test_no_wording_is_learned_where_no_answer_would_be(
     body: dict[str, Any],
     reason: str,
 ) -> None:
-    entry_id = _faq(staff)
+    entry_id = faq(staff)
     if reason == "follow_up":
         fresh_upstream.push(Reply(text="Bonjour."))
         body["conversation_id"] = chat(acme, message="Bonjour, une question sur les garanties.").done[
             "conversation_id"
         ]
-        _pick(fresh_upstream, entry_id)
+        pick(fresh_upstream, entry_id)
     else:  # built on the company's own profile
         fresh_upstream.push(
             Reply(tool_calls=[ToolCall("get_company_profile", {})]),
@@ -320,91 +284,20 @@ def test_no_wording_is_learned_where_no_answer_would_be(
 
     assert reply.done["decision"] == "assisted" and reply.done["reused_entry_id"] == entry_id
     assert reply.text == ANSWER and reply.done["learned_variant_id"] is None
-    assert _variants(staff, entry_id) == []
+    assert variants(staff, entry_id) == []
     assert len(staff.get("/staff/memory").json()["items"]) == entries, "nor an entry"
 
 
 def test_bypass_offers_nothing_to_reuse(
     acme: httpx.Client, staff: httpx.Client, fresh_upstream: FakeUpstream
 ) -> None:
-    entry_id = _faq(staff)
-    _pick(fresh_upstream, entry_id)
+    entry_id = faq(staff)
+    pick(fresh_upstream, entry_id)
     fresh_upstream.push(Reply(text="Un an."))
 
     reply = chat(acme, message=ASKED, cache="bypass")
 
-    assert TOOL not in _tool_names(fresh_upstream.requests[-2].body)
+    assert TOOL not in tool_names(fresh_upstream.requests[-2].body)
     assert "unknown skill" in reply.of("skill_result")[0]["result_preview"]
     assert reply.text == "Un an." and reply.done["reused_entry_id"] is None
-    assert _variants(staff, entry_id) == []
-
-
-@pytest.mark.parametrize("verdict", ["YES same question", "NO, another question"])
-def test_the_judge_confirms_a_held_learned_wording_on_yes_only(
-    app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream, verdict: str
-) -> None:
-    live = app_factory(
-        memory_similarity_threshold=0.5,
-        memory_direct_threshold=0.99,
-        memory_verified_direct_threshold=0.99,  # the judge is asked about nothing but the held wording
-        memory_judge="on",
-        memory_judge_model="judge-model",
-    )
-    with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
-        entry_id = _learned_entry(acme, fresh_upstream)
-        _pick(fresh_upstream, entry_id)
-        variant_id = chat(acme, message=ASKED).done["learned_variant_id"]
-        assert [r.body["model"] for r in fresh_upstream.requests] == ["test-model", "test-model"]
-        fresh_upstream.push(Reply(text=verdict), Reply(text="Un an."))
-
-        reply = chat(acme, message=ASKED)
-
-        judged = fresh_upstream.requests[2].body
-        assert judged["model"] == "judge-model"
-        assert f"Stored question: {QUESTION}" in judged["messages"][1]["content"], "the pair the LLM made"
-        assert f"New question: {ASKED}" in judged["messages"][1]["content"]
-        (variant,) = _variants(staff, entry_id)
-        history = staff.get(f"/staff/memory/{entry_id}/history").json()["items"]
-        if verdict.startswith("YES"):
-            assert reply.of("cached_response")[0]["matched_question"] == ASKED
-            assert variant["confirmations"] == 2
-            assert (history[0]["action"], history[0]["actor_code"]) == ("confirm_variant", "judge")
-            assert history[0]["after"]["variant_id"] == variant_id
-            assert _lookup(staff, NEAR_ASKED)["decision"] == "direct", "confirmed: served by vector too"
-        else:
-            assert reply.done["decision"] == "assisted" and reply.text == "Un an."
-            assert variant["confirmations"] == 1 and history[0]["action"] == "add_variant"
-            assert reply.done["learned_entry_id"] is None, "the wording is held: no second entry for it"
-
-
-def test_a_removed_wording_is_judged_afresh_when_it_is_learned_again(
-    app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream
-) -> None:
-    live = app_factory(
-        memory_similarity_threshold=0.5,
-        memory_direct_threshold=0.99,
-        memory_verified_direct_threshold=0.99,
-        memory_judge="on",
-        memory_judge_model="judge-model",
-    )
-    with client_for(live, "ka") as acme, client_for(live, "sa") as staff:
-        entry_id = _learned_entry(acme, fresh_upstream)
-        _pick(fresh_upstream, entry_id)
-        chat(acme, message=ASKED)
-        fresh_upstream.push(Reply(text="YES same question"))
-        served = chat(acme, message=ASKED)
-        assert served.done["decision"] == "direct", "the judge's yes confirmed the wording"
-        assert _feedback(acme, served, validated=False)["variant"]["outcome"] == "removed"
-
-        # The LLM picks the same entry for the same wording again: learned anew, with 1 confirmation.
-        _pick(fresh_upstream, entry_id)
-        assert chat(acme, message=ASKED).done["learned_variant_id"] is not None
-        judged = sum(r.body["model"] == "judge-model" for r in fresh_upstream.requests)
-        fresh_upstream.push(Reply(text="NO, another question"), Reply(text="Un an."))
-        again = chat(acme, message=ASKED)
-
-        # The client's no outlived the judge's cached yes: the judge was asked again.
-        assert sum(r.body["model"] == "judge-model" for r in fresh_upstream.requests) == judged + 1
-        assert again.done["decision"] == "assisted"
-        (variant,) = _variants(staff, entry_id)
-        assert variant["confirmations"] == 1
+    assert variants(staff, entry_id) == []
