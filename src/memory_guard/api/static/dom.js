@@ -141,3 +141,18 @@ export function confirmDialog(message, okText, { details = [], kind = "danger" }
 export function splitTags(text) {
   return [...new Set(text.split(",").map((tag) => tag.trim()).filter((tag) => tag))];
 }
+
+// Runs one staff action from a row of buttons: all disabled while it runs, then the view refreshed with
+// `done`; on failure the error is shown and the buttons come back (but those marked data-off).
+export function actionRunner(buttons, context) {
+  return async (work, done) => {
+    buttons.forEach((button) => (button.disabled = true));
+    try {
+      await work();
+      context.refresh({ text: done, kind: "ok" });
+    } catch (error) {
+      notify(readable(error), "error");
+      buttons.forEach((button) => (button.disabled = button.dataset.off === "true"));
+    }
+  };
+}

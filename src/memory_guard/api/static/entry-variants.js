@@ -2,20 +2,11 @@
 // is listed with what staff can do to it (vouch for a learned one, remove it), under a form to add one.
 import { api } from "./api.js";
 import { formatDateTime, formatNumber, label, t } from "./i18n.js";
-import { badge, confirmDialog, el, field, heading, notify, readable, table, truncate } from "./dom.js";
+import { actionRunner, badge, confirmDialog, el, field, heading, notify, readable, table, truncate } from "./dom.js";
 
 function variantRow(entry, variant, context) {
   const buttons = [];
-  const run = async (work, done) => {
-    buttons.forEach((button) => (button.disabled = true));
-    try {
-      await work();
-      context.refresh({ text: done, kind: "ok" });
-    } catch (error) {
-      notify(readable(error), "error");
-      buttons.forEach((button) => (button.disabled = false));
-    }
-  };
+  const run = actionRunner(buttons, context);
   const wording = truncate(variant.question, 60);
   if (variant.status === "learned") {
     buttons.push(

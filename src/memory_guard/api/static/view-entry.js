@@ -4,7 +4,7 @@ import { editForm } from "./entry-edit.js";
 import { historySection, usageSection } from "./entry-history.js";
 import { variantsSection } from "./entry-variants.js";
 import { formatDateTime, formatNumber, label, t } from "./i18n.js";
-import { badge, confirmDialog, el, errorBox, heading, notify, readable, scopeText } from "./dom.js";
+import { actionRunner, badge, confirmDialog, el, errorBox, heading, notify, readable, scopeText } from "./dom.js";
 
 function details(entry) {
   const rows = [
@@ -38,16 +38,7 @@ function details(entry) {
 function actions(entry, context, editSlot) {
   const id = entry.id;
   const buttons = [];
-  const run = async (work, done) => {
-    buttons.forEach((button) => (button.disabled = true));
-    try {
-      await work();
-      context.refresh({ text: done, kind: "ok" });
-    } catch (error) {
-      notify(readable(error), "error");
-      buttons.forEach((button) => (button.disabled = button.dataset.off === "true"));
-    }
-  };
+  const run = actionRunner(buttons, context);
   const validate = el("button", {
     type: "button",
     id: "entry-validate",
