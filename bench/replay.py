@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -137,11 +138,20 @@ def ask(client: httpx.Client, arm: Arm, state: ArmState, question: Question) -> 
 
 @contextmanager
 def services(
-    arms: Sequence[Arm], upstream: ScriptedUpstream, common: dict[str, str], tree: Path
+    arms: Sequence[Arm],
+    upstream: ScriptedUpstream,
+    common: dict[str, str],
+    tree: Path,
+    keep_db: Path | None = None,
 ) -> Iterator[list[httpx.Client]]:
-    """A fresh `memory-guard serve` of `tree` per arm (own temporary SQLite file), and a client of each."""
+    """A fresh `memory-guard serve` of `tree` per arm (own temporary SQLite file), and a client of
+    each; `keep_db` receives the SQLite files once the services have stopped (their lookup logs say
+    why each answer was served)."""
     with tempfile.TemporaryDirectory(prefix="mg-replay-") as tmp, ExitStack() as stack:
         imported_from(tree, Path(tmp))  # raises unless that tree's code is the one run
+        if keep_db is not None:
+            # Registered first, so it runs last: after every service has closed its database.
+            stack.callback(_copy_databases, Path(tmp), keep_db)
         clients = []
         for arm in arms:
             env = service_env(arm, Path(tmp) / f"{arm.name}.db", upstream.base_url(arm.name), common)
@@ -152,12 +162,19 @@ def services(
         yield clients
 
 
+def _copy_databases(source: Path, target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for db in source.glob("*.db"):
+        shutil.copy2(db, target / db.name)
+
+
 def replay(
     stream: Stream,
     arms: Sequence[Arm],
     script: Script,
     common: dict[str, str],
     tree: Path = ROOT,
+    keep_db: Path | None = None,
 ) -> list[Tally]:
     """Every question to every arm (the arms in step, one thread each), printed by tenths."""
 
@@ -168,7 +185,10 @@ def replay(
     upstream = ScriptedUpstream(script).start()
     tallies = [Tally(arm.name) for arm in arms]
     try:
-        with services(arms, upstream, common, tree) as clients, ThreadPoolExecutor(len(arms)) as pool:
+        with (
+            services(arms, upstream, common, tree, keep_db) as clients,
+            ThreadPoolExecutor(len(arms)) as pool,
+        ):
             states = [upstream.arm(arm.name) for arm in arms]
             emit(TENTH_HEAD)
             size = len(stream.questions)
@@ -227,6 +247,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the source tree whose `memory-guard serve` runs (another commit exported elsewhere; "
         "default this one)",
     )
+    parser.add_argument(
+        "--keep-db", type=Path, help="a folder to copy each arm's SQLite file into when the run ends"
+    )
     parser.add_argument("--error-rate", type=float, default=0.05, help="share of wrong reuses by the LLM")
     parser.add_argument("--judge-error", type=float, default=0.05, help="share of wrong judge verdicts")
     args = parser.parse_args(argv)
@@ -260,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     common = {"EMBEDDING_PROVIDER": args.embedder}
     if args.embedding_model:
         common["EMBEDDING_MODEL"] = args.embedding_model
-    replay(stream, arms_of(args.arm_names, args.settings, args.tree), script, common, args.tree)
+    arms = arms_of(args.arm_names, args.settings, args.tree)
+    replay(stream, arms, script, common, args.tree, args.keep_db)
     return 0
 
 

@@ -222,7 +222,7 @@ def test_the_cross_encoder_reads_the_questions_without_their_politeness() -> Non
     [
         (-1, -1, "accept", "direct"),
         (1, -1, "unsure", "assisted"),
-        (1, 1, "reject", "assisted"),
+        (1, 1, "reject", "miss"),  # a rejected candidate grounds nothing
     ],
     ids=["direct-cut-off-just-below-p", "p-between-the-cut-offs", "unsure-cut-off-just-above-p"],
 )

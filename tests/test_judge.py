@@ -255,9 +255,13 @@ def test_judge_no_keeps_the_llm_answering(tmp_path: Path, fresh_upstream: FakeUp
     with unsure_app(tmp_path, fresh_upstream, memory_judge="on") as url, clients(url) as (c, staff):
         reply = chat(c, message=NEAR)
 
-        assert reply.done["decision"] == "assisted"
+        # The candidate the judge turned down does not ground the LLM either (serve_policy.grounding).
+        assert reply.done["decision"] == "miss"
         assert reply.text == "Un an."
         assert [r.body["model"] for r in fresh_upstream.requests] == ["judge-model", "test-model"]
+        assert "tools" not in fresh_upstream.requests[1].body or all(
+            t["function"]["name"] != "use_memory_answer" for t in fresh_upstream.requests[1].body["tools"]
+        )
         # The answer just learned would match exactly; without it the cached verdict shows.
         staff.delete(f"/staff/memory/{reply.done['learned_entry_id']}").raise_for_status()
         candidate = staff_lookup(staff)["candidates"][0]

@@ -1,5 +1,5 @@
-"""MEMORY_JUDGE=auto: the judge runs when an LLM upstream is configured, only on the candidates
-the offline verifier leaves unsure, and its calls, tokens and cost show in the staff's stats.
+"""MEMORY_JUDGE=auto: the judge runs when an LLM upstream is configured, on the candidates
+MEMORY_JUDGE_READS names, and its calls, tokens and cost show in the staff's stats.
 
 The real app is served by uvicorn against FakeUpstream; the app tests swap in `UnsureVerifier`
 where a candidate must reach the judge (with the test embedder the checks never say unsure).
@@ -7,6 +7,7 @@ where a candidate must reach the judge (with the test embedder the checks never 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,22 +130,42 @@ def test_off_with_an_upstream_builds_no_judge(tmp_path: Path, fresh_upstream: Fa
         assert [r.body["model"] for r in fresh_upstream.requests] == ["test-model"]
 
 
-def test_the_judge_is_asked_about_unsure_candidates_only(
+def test_the_judge_reads_the_checks_yes_and_leaves_their_number_veto(
     tmp_path: Path, fresh_upstream: FakeUpstream
 ) -> None:
-    """With the plain verifier (its checks say yes or no, never unsure), auto never asks."""
-    fresh_upstream.push(Reply(text="Deux ans."))
-    with served(tmp_path, fresh_upstream, unsure=False, memory_judge="auto") as (services, client, _):
+    """MEMORY_JUDGE_READS=every_hit (the default): a candidate the checks accept is served only on
+    the judge's yes; one they refuse for another number is neither judged nor given as grounding."""
+    fresh_upstream.push(
+        Reply(text="YES same need"),
+        Reply(text="NO, another scope"),
+        Reply(text="Un an."),
+        Reply(text="Deux ans."),
+    )
+    with served(tmp_path, fresh_upstream, unsure=False, memory_judge="auto") as (_, client, staff):
         accepted = chat(client, message=NEAR[0])
-        # Another number: the checks refuse the candidate, and the LLM answers.
+        forget_learned(staff, accepted)
+        overruled = chat(client, message=NEAR[1])
+        forget_learned(staff, overruled)
         refused = chat(client, message=QUESTION.replace("un chantier", "2 chantiers"))
+
+        assert accepted.done["decision"] == "direct"
+        assert overruled.done["decision"] == "miss"  # the checks said yes, the judge no
+        assert refused.done["decision"] == "miss"
+        assert refused.text == "Deux ans."
+        models = [r.body["model"] for r in fresh_upstream.requests]
+        assert models == ["judge-model", "judge-model", "test-model", "test-model"]
+        # The LLM that answered the refused question was not shown the other number's answer.
+        assert ANSWER not in json.dumps(fresh_upstream.requests[-1].body)
+
+
+def test_reads_unsure_leaves_the_checks_yes_unjudged(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
+    settings = {"memory_judge": "auto", "memory_judge_reads": "unsure"}
+    with served(tmp_path, fresh_upstream, unsure=False, **settings) as (services, client, _):
+        accepted = chat(client, message=NEAR[0])
 
         assert services.judge_model is not None
         assert accepted.done["decision"] == "direct"
-        assert refused.done["decision"] == "assisted"
-        assert refused.text == "Deux ans."
         assert judge_requests(fresh_upstream) == 0
-        assert [r.body["model"] for r in fresh_upstream.requests] == ["test-model"]
 
 
 # -- what it costs --------------------------------------------------------------------------------
@@ -168,7 +189,9 @@ def test_the_stats_show_the_judges_calls_tokens_and_cost(
             forget_learned(staff, reply)
         again = chat(client, message=NEAR[0])  # its verdict is cached: no call
 
-        assert [r.done["decision"] for r in replies] == ["direct", "assisted", "assisted"]
+        # The judge's no leaves nothing to ground the LLM; without a verdict (the 500) the
+        # candidate stays unsure and grounds it.
+        assert [r.done["decision"] for r in replies] == ["direct", "miss", "assisted"]
         assert again.done["decision"] == "direct"
         assert judge_requests(fresh_upstream) == 3
         judge = staff.get("/staff/memory/stats").json()["judge"]

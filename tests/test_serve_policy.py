@@ -124,8 +124,15 @@ def test_a_candidate_at_similar_that_does_not_serve_grounds_the_llm() -> None:
     assert POLICY.decide([Cand(SIMILAR)], allow_direct=True) == (Decision.ASSISTED, None)
 
 
-def test_the_best_candidate_decides_between_assisted_and_miss() -> None:
+def test_a_rejected_candidate_grounds_nothing() -> None:
     candidates = [Cand(0.9, verification=REJECT), Cand(0.5)]
+    assert POLICY.grounding(candidates) == []
+    assert POLICY.decide(candidates, allow_direct=True) == (Decision.MISS, None)
+
+
+def test_the_candidates_no_verifier_rejected_ground_the_llm() -> None:
+    candidates = [Cand(0.95, verification=REJECT), Cand(0.9, verification=UNSURE), Cand(SIMILAR)]
+    assert POLICY.grounding(candidates) == candidates[1:]
     assert POLICY.decide(candidates, allow_direct=True) == (Decision.ASSISTED, None)
 
 
@@ -164,7 +171,7 @@ def test_an_unsure_better_candidate_is_not_passed_over_for_a_lower_one() -> None
 
 def test_a_candidate_below_similar_is_never_served_after_a_refused_one() -> None:
     candidates = [Cand(0.9, verification=REJECT), Cand(below(SIMILAR), verification=EXACT)]
-    assert POLICY.decide(candidates, allow_direct=True) == (Decision.ASSISTED, None)
+    assert POLICY.decide(candidates, allow_direct=True) == (Decision.MISS, None)
 
 
 def test_decide_applies_the_scope_floor() -> None:

@@ -56,6 +56,7 @@ from memory_guard.settings import Settings
 from memory_guard.upstream.llm import ChatModel
 from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.async_cross_encoder import AsyncCrossEncoder
+from memory_guard.verify.judge_reads import JudgeReads
 from memory_guard.verify.judge_store import SqliteJudgementStore
 from memory_guard.verify.judge_switch import judge_switch
 from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, JUDGE_MAX_TOKENS, LlmJudge
@@ -298,6 +299,7 @@ class Services:
                 bookkeeping=bookkeeping,
                 verifier=verifier,
                 judge=judge,
+                judge_reads=JudgeReads(settings.memory_judge_reads),
                 floors=floors,
             )
             hits = HitService(SqliteHitStore(db), clock, floors)

@@ -114,12 +114,21 @@ class Settings(BaseSettings):
         default="auto",
         validation_alias=AliasChoices("memory_judge", "memory_judge_enabled"),
         description="Ask an LLM judge (MEMORY_JUDGE_MODEL on LLM_BASE_URL with LLM_API_KEY) about the "
-        "candidates the verifier leaves unsure: its yes serves one direct from "
+        "candidates MEMORY_JUDGE_READS names: its yes serves one direct from "
         "MEMORY_VERIFIED_DIRECT_THRESHOLD, its no leaves the question to the LLM. Its verdicts are "
         "cached per entry and question; its calls, tokens and cost are in the stats. 'auto' (the "
         "default): on when an LLM upstream is configured (LLM_API_KEY set), off without one; 'on': "
         "on (off all the same without LLM_API_KEY, with a warning); 'off': never asked. Formerly "
         "MEMORY_JUDGE_ENABLED, still read (true as on, false as off) with a deprecation warning.",
+    )
+    memory_judge_reads: Literal["every_hit", "unsure"] = Field(
+        default="every_hit",
+        description="Which candidates the LLM judge reads when it is on. 'every_hit' (the default): "
+        "every one a local model would serve or leaves unsure, so that no answer is served from "
+        "memory on a local model's word alone (an exact or polite-only match excepted); a hit then "
+        "waits for one judge call the first time a wording is met (verdicts are cached). 'unsure': "
+        "only those the local verifier leaves unsure, faster and with more wrong answers "
+        "(bench/RESULTS.md, issue 14). Without a verdict (the judge failed) the local one stands.",
     )
     memory_judge_model: str = Field(
         default="openai/gpt-4o-mini", description="Model of the LLM judge: a cheap one is enough."

@@ -2,8 +2,9 @@
 
 A lookup's candidates are the stored questions nearest to the one asked, best score first.
 The first candidate that `serves` is answered `direct` (no LLM call); otherwise the candidates
-at or above `similar` ground the LLM (`assisted`); otherwise the lookup is a `miss`. The guard,
-the staff lookup, the chat turn and the quality bench all decide through this one object.
+at or above `similar` that no verifier rejected ground the LLM (`assisted`); otherwise the lookup
+is a `miss`. The guard, the staff lookup, the chat turn and the quality bench all decide through
+this one object.
 """
 
 from __future__ import annotations
@@ -84,8 +85,16 @@ class ServePolicy:
         return max(min(self.direct, self.verified_direct), scope_floor)
 
     def grounding(self, candidates: Sequence[C]) -> list[C]:
-        """The candidates close enough to be given to the LLM as grounding."""
-        return [c for c in candidates if c.score >= self.similar]
+        """The candidates given to the LLM as grounding: close enough, and not read as another
+        question by a verifier. A rejected one is the near miss a fallible LLM reuses wrongly
+        (bench/replay.py: most of its wrong reuses were of candidates the cross-encoder or the
+        judge had turned down), and a stored answer to another question is no help to its own."""
+        return [
+            c
+            for c in candidates
+            if c.score >= self.similar
+            and (c.verification is None or c.verification.verdict is not Verdict.REJECT)
+        ]
 
     def decide(
         self,
@@ -104,7 +113,7 @@ class ServePolicy:
         direct. A `held` candidate (one whose matched wording may not be served yet, see
         memory/variant_policy.py) is never served and, like an unsure one, stops the walk.
         """
-        if not candidates or candidates[0].score < self.similar:
+        if not self.grounding(candidates):
             return Decision.MISS, None
         if allow_direct:
             for candidate in candidates:

@@ -34,6 +34,7 @@ from memory_guard.memory.variant import Variant, VariantStatus, VariantStore
 from memory_guard.memory.variant_policy import CONFIRMED, held, matchable
 from memory_guard.ops.metrics import Metrics
 from memory_guard.verify.judge import HitJudge, StoredAnswer
+from memory_guard.verify.judge_reads import JudgeReads, judge_reads
 from memory_guard.verify.verifier import OfflineVerifier
 
 # What the audit trail records for entries a lookup found expired and removed.
@@ -134,6 +135,7 @@ class Guard:
         bookkeeping: Bookkeeping,
         verifier: OfflineVerifier | None = None,
         judge: HitJudge | None = None,
+        judge_reads: JudgeReads = JudgeReads.EVERY_HIT,
         floors: ScopeFloors | None = None,
     ) -> None:
         self.store = store
@@ -144,6 +146,7 @@ class Guard:
         self.verifier = verifier
         self.policy = policy
         self.judge = judge
+        self.judge_reads = judge_reads
         self.floors = floors
         self._metrics = metrics
         self._clock = clock
@@ -182,7 +185,7 @@ class Guard:
         if not everyone and todo:
             head = todo.pop(0)
             result[head] = (await self._verify(question, [candidates[head]]))[0]
-            if self.policy.serves(result[head], scope_floor):
+            if self.policy.serves(result[head], scope_floor) and not self._judged_later(result[head]):
                 return result
             # The cross-encoder reads at most its top candidates per question, over both calls.
             verification = result[head].verification
@@ -191,6 +194,12 @@ class Guard:
         for i, candidate in zip(todo, checked, strict=True):
             result[i] = candidate
         return result
+
+    def _judged_later(self, candidate: Candidate) -> bool:
+        """Whether the judge will read this candidate: its verdict is then not the last word, and
+        the candidates after it need their own verdicts in case the judge says no (one left
+        without any would be served on its score alone)."""
+        return self.judge is not None and judge_reads(candidate.verification, self.judge_reads)
 
     async def _verify(
         self, question: str, candidates: list[Candidate], already_read: int = 0
@@ -206,8 +215,8 @@ class Guard:
     async def _judged(
         self, tenant: str, question: str, candidates: list[Candidate], call: bool, scope_floor: float
     ) -> list[Candidate]:
-        """Ask the LLM judge about the unsure candidates that a yes would serve, best score first,
-        until one candidate serves (the decision takes the first that does)."""
+        """Ask the LLM judge about the candidates it reads (verify/judge_reads.py) that a yes would
+        serve, best score first, until one candidate serves (the decision takes the first that does)."""
         if self.judge is None:
             return candidates
         judged = list(candidates)
@@ -218,18 +227,25 @@ class Guard:
                 if verification is None or verification.verdict is Verdict.REJECT or candidate.score < floor:
                     break  # it could not serve, confirmed or not
                 candidate = judged[i] = await self._confirmed(tenant, candidate, call)
-            if candidate.held or self.policy.serves(candidate, scope_floor):
-                break  # the decision stops there either way
+                if candidate.held:
+                    break  # the decision stops there either way
             verification = candidate.verification
-            if verification is None or verification.verdict is not Verdict.UNSURE or candidate.score < floor:
+            if (
+                verification is None
+                or candidate.score < floor
+                or not judge_reads(verification, self.judge_reads)
+            ):
+                if self.policy.serves(candidate, scope_floor):
+                    break
                 continue
             verdict = await self.judge.judge(tenant, candidate.stored, question, call=call)
             if verdict is not None:
-                # The judge's verdict decides; staff still see what the cross-encoder read.
+                # The judge's verdict decides (without one, the local verdict stands); staff still
+                # see what the cross-encoder read.
                 verdict = replace(verdict, cross_encoder=verification.cross_encoder)
                 judged[i] = replace(candidate, verification=verdict)
-                if self.policy.serves(judged[i], scope_floor):
-                    break
+            if self.policy.serves(judged[i], scope_floor):
+                break
         return judged
 
     async def _confirmed(self, tenant: str, candidate: Candidate, call: bool) -> Candidate:
