@@ -87,7 +87,8 @@ def test_decide_pairs_follows_the_verdicts() -> None:
         None,
     ]
     decided = stats.decide_pairs(policy, scores, exact, verifications)
-    assert decided.tolist() == ["assisted", "direct", "assisted", "miss", "direct"]
+    # A rejected candidate grounds nothing either (ServePolicy.grounding): a miss.
+    assert decided.tolist() == ["miss", "direct", "assisted", "miss", "direct"]
 
 
 def test_the_sweep_judges_on_the_score_alone() -> None:
@@ -237,10 +238,11 @@ def test_cross_encoder_decisions_follow_the_cut_offs_through_the_serve_policy() 
     decided = quality_ce.decide_with_cross_encoder(
         CE_POLICY, CE_SCORES, CE_EXACT, ce, direct=0.99, unsure=0.5
     )
-    # exact; p >= direct; vetoed; unsure; p < unsure; below the candidates' floor
-    assert decided.tolist() == ["direct", "direct", "assisted", "assisted", "assisted", "miss"]
+    # exact; p >= direct; vetoed; unsure; p < unsure; below the candidates' floor (a rejected
+    # candidate grounds nothing: a miss)
+    assert decided.tolist() == ["direct", "direct", "miss", "assisted", "miss", "miss"]
     lower = quality_ce.decide_with_cross_encoder(CE_POLICY, CE_SCORES, CE_EXACT, ce, direct=0.6, unsure=0.5)
-    assert lower.tolist() == ["direct", "direct", "assisted", "direct", "assisted", "miss"]
+    assert lower.tolist() == ["direct", "direct", "miss", "direct", "miss", "miss"]
     verdicts = quality_ce.verifications(ce, 0.99, 0.5)
     assert [v.verdict if v else None for v in verdicts] == [
         None, Verdict.ACCEPT, Verdict.REJECT, Verdict.UNSURE, Verdict.REJECT, None,
