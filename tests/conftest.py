@@ -9,6 +9,7 @@ import pytest
 
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.settings import Settings
+from tests.postgres import any_database, postgres_server, postgres_url  # noqa: F401 (fixtures)
 from tests.server import LiveApp
 from tests.upstream import FakeUpstream
 

@@ -15,7 +15,7 @@ from pydantic import Field, TypeAdapter
 
 from memory_guard.agent.events import Event
 from memory_guard.api import chat as chat_routes
-from memory_guard.api import ops, staff, staff_proposals, staff_reports, staff_transfer
+from memory_guard.api import ops, staff, staff_proposals, staff_reports, staff_transfer, v1
 from memory_guard.api.responses.errors import ErrorBody
 from memory_guard.api.responses.transfer import ImportEvent
 from tests.conftest import client_for
@@ -47,7 +47,7 @@ class Contract:
     """Sends requests by route template and checks each answer against the route's model."""
 
     def __init__(self) -> None:
-        routers = (ops, chat_routes, staff, staff_proposals, staff_reports, staff_transfer)
+        routers = (ops, chat_routes, staff, staff_proposals, staff_reports, staff_transfer, v1)
         self.models = {
             (method, route.path): route.response_model
             for module in routers
@@ -135,6 +135,10 @@ def test_every_json_answer_is_its_declared_model(
     assert kinds == ["status", "skill_start", "skill_result", "text", "done"]
     fresh_upstream.push(Reply(status=500))
     assert [e.type for e in _events(chat(client, message="Sans rapport ?"), CHAT_EVENT)] == ["error"]
+
+    completion = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+    assert api.call(client, "POST", "/v1/chat/completions", json=completion)["usage"]["total_tokens"] == 0
+    api.call(client, "GET", "/v1/models")
 
     conversation, message = direct.done["conversation_id"], direct.done["message_id"]
     api.call(client, "GET", "/chat/{conversation_id}/messages", conversation_id=conversation)

@@ -16,8 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import openai
 
-from memory_guard.chat.service import ChatRequest
+from memory_guard.chat.request import ChatRequest
 from memory_guard.conversations.sqlite_store import SqliteConversationStore
 from memory_guard.conversations.store import Exchange, NewMessage
 from memory_guard.core.clock import utc_now
@@ -52,6 +53,21 @@ def another_process_holds_the_write_lock(path: Path) -> Iterator[None]:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_v1_hits_are_answered_while_another_process_holds_the_write_lock(
+    live: LiveApp, acme_staff: httpx.Client
+) -> None:
+    """The OpenAI-compatible route is a chat turn too: it never waits for the bookkeeping."""
+    acme_staff.post("/staff/memory", json={"question": QUESTION, "answer": ANSWER}).raise_for_status()
+    client = openai.OpenAI(base_url=f"{live.base_url}/v1", api_key="ka", max_retries=0, timeout=HELD_S / 3)
+    with another_process_holds_the_write_lock(live.settings.memory_db_path):
+        for _ in range(3):
+            raw = client.chat.completions.with_raw_response.create(
+                model="any", messages=[{"role": "user", "content": QUESTION}]
+            )
+            assert raw.headers["x-memory-guard-decision"] == "direct"
+            assert raw.parse().choices[0].message.content == ANSWER
 
 
 def _direct(client: httpx.Client, **body: object) -> dict[str, object]:

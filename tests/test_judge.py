@@ -1,8 +1,9 @@
 """The LLM judge: its verdicts, their cache, its cost in the stats, and the guard using it.
 
 The judge talks to the real OpenAI client against FakeUpstream and keeps its verdicts in a real
-SQLite file. The app tests swap in `UnsureVerifier`: with the test embedder the checks alone
-never say unsure, and only unsure candidates reach the judge.
+database: `store` runs each test of the judge on its own twice, on a SQLite file and on a
+PostgreSQL database. The app tests swap in `UnsureVerifier`: with the test embedder the checks
+alone never say unsure, and only unsure candidates reach the judge.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ import pytest
 from memory_guard.api.app import create_app
 from memory_guard.core.clock import utc_now
 from memory_guard.core.verdict import Verdict
-from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.upstream.openai_chat import OpenAIChatModel
-from memory_guard.verify.judge import JudgeTotals
-from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.judge import JudgeCall, Judgement, JudgeTotals
+from memory_guard.verify.judge_store import SqlJudgementStore
 from memory_guard.verify.llm_judge import MAX_ANSWER_CHARS, SYSTEM_PROMPT, LlmJudge
 from tests.conftest import make_settings
 from tests.fakes import UnsureVerifier
@@ -48,14 +48,12 @@ ENTRY = Stored(7, QUESTION, ANSWER)
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteJudgementStore]:
-    db = await Database.open(tmp_path / "judge.db")
-    yield SqliteJudgementStore(db)
-    await db.close()
+def store(any_database: Any) -> SqlJudgementStore:
+    return SqlJudgementStore(any_database)
 
 
 @pytest.fixture
-async def judge(fresh_upstream: FakeUpstream, store: SqliteJudgementStore) -> AsyncIterator[LlmJudge]:
+async def judge(fresh_upstream: FakeUpstream, store: SqlJudgementStore) -> AsyncIterator[LlmJudge]:
     model = OpenAIChatModel(
         base_url=fresh_upstream.base_url,
         api_key="sk-test",
@@ -74,7 +72,7 @@ async def judge(fresh_upstream: FakeUpstream, store: SqliteJudgementStore) -> As
 
 
 async def test_yes_accepts_and_is_asked_once_per_pair(
-    judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
+    judge: LlmJudge, store: SqlJudgementStore, fresh_upstream: FakeUpstream
 ) -> None:
     fresh_upstream.push(Reply(text="YES: same question, other wording", usage=(80, 4)))
 
@@ -99,6 +97,34 @@ async def test_yes_accepts_and_is_asked_once_per_pair(
         unpriced_completion_tokens=4,
     )
     assert await store.totals("globex") == JudgeTotals(0, 0, 0, 0, 0.0)
+
+
+async def test_a_pair_judged_twice_at_once_keeps_the_later_verdict_and_counts_both_calls(
+    store: SqlJudgementStore,
+) -> None:
+    # Two lookups (two replicas) judged the same pair before either cached its verdict.
+    now = utc_now()
+    first = JudgeCall("judge-model", "yes", 80, 4, 0.0001)
+    later = JudgeCall("judge-model", "no", 90, 3, None)
+    await store.put("acme", 7, "e", "q", Judgement(True, "same"), first, now)
+    await store.put("acme", 7, "e", "q", Judgement(False, "another guarantee"), later, now)
+
+    assert await store.get("acme", 7, "e", "q") == Judgement(False, "another guarantee")
+    assert await store.get("globex", 7, "e", "q") is None
+    totals = await store.totals("acme")
+    assert totals == JudgeTotals(
+        calls=2,
+        failed=0,
+        prompt_tokens=170,
+        completion_tokens=7,
+        reported_cost=0.0001,
+        unpriced_calls=1,
+        unpriced_prompt_tokens=90,
+        unpriced_completion_tokens=3,
+    )
+    assert all(
+        type(value) is int for value in (totals.calls, totals.prompt_tokens, totals.unpriced_prompt_tokens)
+    )
 
 
 async def test_no_rejects(judge: LlmJudge, fresh_upstream: FakeUpstream) -> None:
@@ -130,7 +156,7 @@ async def test_staff_lookup_never_calls(judge: LlmJudge, fresh_upstream: FakeUps
     ids=["unclear", "not-a-word-yes", "http-500", "timeout"],
 )
 async def test_no_clear_verdict_leaves_it_unsure_and_uncached(
-    reply: Reply, failed: bool, judge: LlmJudge, store: SqliteJudgementStore, fresh_upstream: FakeUpstream
+    reply: Reply, failed: bool, judge: LlmJudge, store: SqlJudgementStore, fresh_upstream: FakeUpstream
 ) -> None:
     fresh_upstream.push(reply, Reply(text="NO"))
 

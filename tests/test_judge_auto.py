@@ -22,11 +22,11 @@ from memory_guard.db.database import Database
 from memory_guard.embeddings.hashing import HashingEmbedder
 from memory_guard.memory.stats import JudgePrice
 from memory_guard.services import Services
-from memory_guard.settings import Settings
+from memory_guard.settings import OPENROUTER_URL, Settings
 from memory_guard.upstream.llm import TextDelta, TurnEnd
 from memory_guard.upstream.openai_chat import OpenAIChatModel
 from memory_guard.verify.judge import JudgeTotals
-from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.judge_store import SqlJudgementStore
 from memory_guard.verify.judge_switch import judge_switch
 from tests.conftest import make_settings
 from tests.fakes import UnsureVerifier
@@ -100,20 +100,23 @@ def test_auto_with_an_upstream_judges_an_unsure_candidate_and_serves_its_yes(
 
 
 def test_auto_without_an_upstream_builds_no_judge(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
-    with served(tmp_path, fresh_upstream, memory_judge="auto", llm_api_key="") as (services, client, staff):
+    # No key, and the default base URL (OpenRouter, which takes none): no upstream is configured.
+    unconfigured = {"llm_api_key": "", "llm_base_url": OPENROUTER_URL}
+    with served(tmp_path, fresh_upstream, memory_judge="auto", **unconfigured) as (services, client, staff):
         reply = chat(client, message=NEAR[0])
 
         assert services.judge_model is None and services.guard.judge is None
         assert fresh_upstream.calls == 0
         # Unsure and unjudged, the candidate only grounds an LLM that is not there.
-        assert [e["code"] for e in reply.of("error")] == ["upstream_not_configured"]
+        assert [e["code"] for e in reply.of("error")] == ["llm_not_configured"]
         stats = staff.get("/staff/memory/stats").json()["judge"]
         assert (stats["enabled"], stats["calls"]) == (False, 0)
         assert "LLM_API_KEY is empty" in stats["why"]
 
 
 def test_on_without_an_upstream_is_off_and_says_why(tmp_path: Path, fresh_upstream: FakeUpstream) -> None:
-    with served(tmp_path, fresh_upstream, memory_judge="on", llm_api_key="") as (services, _client, staff):
+    unconfigured = {"llm_api_key": "", "llm_base_url": OPENROUTER_URL}
+    with served(tmp_path, fresh_upstream, memory_judge="on", **unconfigured) as (services, _client, staff):
         assert services.judge_model is None
         stats = staff.get("/staff/memory/stats").json()["judge"]
         assert stats["enabled"] is False
@@ -269,7 +272,7 @@ async def test_the_verdicts_cached_before_the_ledger_are_counted(tmp_path: Path)
 
     db = await Database.open(path)
     try:
-        totals = await SqliteJudgementStore(db).totals("acme")
+        totals = await SqlJudgementStore(db).totals("acme")
     finally:
         await db.close()
     assert (totals.calls, totals.failed, totals.prompt_tokens, totals.completion_tokens) == (1, 0, 70, 2)
@@ -337,7 +340,7 @@ def test_the_test_settings_keep_the_judge_off_unless_asked(tmp_path: Path, upstr
             "the LLM judge is on: MEMORY_JUDGE=auto and an LLM upstream is configured (LLM_API_KEY is set)",
         ),
         (
-            {"memory_judge": "on", "llm_api_key": ""},
+            {"memory_judge": "on", "llm_api_key": "", "llm_base_url": OPENROUTER_URL},
             logging.WARNING,
             "the LLM judge is off: MEMORY_JUDGE=on and no LLM upstream is configured (LLM_API_KEY is empty)",
         ),

@@ -14,6 +14,8 @@ from memory_guard.api.responses.transfer import IMPORT_EVENTS
 from tests.server import LiveApp
 
 ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
+# The OpenAI-compatible routes answer errors in OpenAI's shape, and 400 where the others say 422.
+OPENAI_ERROR_BODY = {"$ref": "#/components/schemas/OpenAIErrorBody"}
 # Answers that are not JSON, each with its one media type.
 NOT_JSON = {
     ("/chat", "post"): "text/event-stream",
@@ -102,10 +104,14 @@ def test_every_error_answer_is_our_error_body_and_422_is_ours(spec: dict[str, An
     assert detail.get("additionalProperties", True) is not False, "some codes add fields (entry_id, lines)"
     for path, method, operation in _operations(spec):
         errors = {s: r for s, r in operation["responses"].items() if s[0] in "45"}
-        if path not in PUBLIC:
+        body = ERROR_BODY
+        if path.startswith("/v1/"):
+            assert set(errors) == {"400", "401", "413", "5XX"}, (path, method)
+            body = OPENAI_ERROR_BODY
+        elif path not in PUBLIC:
             assert {"400", "401", "404", "413", "422", "5XX"} <= set(errors), (path, method)
         for status, answer in errors.items():
-            assert answer["content"] == {"application/json": {"schema": ERROR_BODY}}, (path, method, status)
+            assert answer["content"] == {"application/json": {"schema": body}}, (path, method, status)
     assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
 
 

@@ -85,6 +85,7 @@ def _outcome(**changes: object) -> Outcome:
         ({}, None),
         ({"cache": CacheMode.REFRESH}, None),
         ({"cache": CacheMode.BYPASS}, "cache_bypass"),
+        ({"cache": CacheMode.NO_STORE}, "cache_no_store"),
         ({"answer": "  "}, "empty_answer"),
         ({"answer": "<NON VALIDE> désolé"}, "marked_invalid"),
         ({"truncated": True}, "truncated"),

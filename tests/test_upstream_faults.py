@@ -20,6 +20,7 @@ import pytest
 
 from memory_guard.core.errors import UpstreamError, UpstreamTimeout
 from memory_guard.embeddings.openai import OpenAIEmbedder
+from memory_guard.settings import OPENROUTER_URL
 from memory_guard.upstream.redaction import Redactor
 from tests.conftest import client_for
 from tests.server import ChatReply, LiveApp, parse_sse
@@ -241,13 +242,13 @@ def test_the_upstreams_error_text_reaches_neither_client_nor_log(
 
 
 def test_an_empty_llm_key_says_so(app_factory: Callable[..., LiveApp], fresh_upstream: FakeUpstream) -> None:
-    live = app_factory(llm_api_key="")
+    live = app_factory(llm_api_key="", llm_base_url=OPENROUTER_URL)
 
     with client_for(live, "ka") as acme:
         failed = chat(acme, message=QUESTION)
 
     error = only_error(failed)
-    assert error["code"] == "upstream_not_configured"
+    assert error["code"] == "llm_not_configured"
     assert "LLM_API_KEY" in error["message"]
     assert fresh_upstream.calls == 0
 

@@ -10,6 +10,9 @@ comments or text without end (no read timeout ever fires on those) and a malform
 ``POST /v1/embeddings`` answers from its own script (``push_embeddings``) with small deterministic
 vectors; it honours the status, key echo, delay, hang and keep-alive modes (keep-alive there is
 whitespace trickled before the JSON body, which JSON allows).
+
+``GET /v1/models`` lists ``model`` and answers from its own script too (``push_models``: status, delay,
+hang before the headers).
 """
 
 from __future__ import annotations
@@ -120,9 +123,11 @@ class FakeUpstream:
         self._server: ThreadedServer | None = None
         self._port = 0
         self._embedding_queue: deque[Reply] = deque()
+        self._models_queue: deque[Reply] = deque()
         routes = [
             Route("/v1/chat/completions", self._chat, methods=["POST"]),
             Route("/v1/embeddings", self._embeddings, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
         ]
         self.app = Starlette(routes=routes)
 
@@ -161,6 +166,11 @@ class FakeUpstream:
         with self._lock:
             self._embedding_queue.extend(replies)
 
+    def push_models(self, *replies: Reply) -> None:
+        """Script `GET /v1/models`: its status, delay and hang_before_headers are honoured."""
+        with self._lock:
+            self._models_queue.extend(replies)
+
     def release(self) -> None:
         """Let every request currently hanging (Reply.hang) go on with its reply."""
         with self._lock:
@@ -170,6 +180,7 @@ class FakeUpstream:
         with self._lock:
             self._queue.clear()
             self._embedding_queue.clear()
+            self._models_queue.clear()
             self.requests.clear()
             self._release_gen += 1
 
@@ -281,6 +292,14 @@ class FakeUpstream:
                 raise
 
         return StreamingResponse(trickle(), media_type="application/json", headers=reply.headers)
+
+    async def _models(self, request: Request) -> Response:
+        _, rec, reply, _ = await self._receive(request, self._models_queue, Reply())
+        if (failure := self._failure(reply, rec)) is not None:
+            return failure
+        rec.completed = True
+        model = {"id": self.model, "object": "model", "created": 0, "owned_by": "fake"}
+        return JSONResponse({"object": "list", "data": [model]}, headers=reply.headers)
 
     @staticmethod
     def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -1,21 +1,25 @@
-"""The `memory-guard` command: `serve`, `reindex`, `export` and `import`."""
+"""The `memory-guard` command: `serve`, `reindex`, `export` and `import`, and `--version`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import getpass
+import importlib.metadata
 import ipaddress
 import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TextIO
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from memory_guard.core.field_errors import describe_field_errors
 from memory_guard.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 DEV_TENANT = "default"  # the tenant of dev mode, and of these commands unless told otherwise
 LOOPBACK = "127.0.0.1"
@@ -43,12 +47,14 @@ def _serve(args: argparse.Namespace) -> int:
 
     from memory_guard.agent.profiles import AgentDirectory
     from memory_guard.api.app import create_app
+    from memory_guard.db.backend import supported_target
     from memory_guard.ops.heap import limit_heap_retention
+    from memory_guard.ops.request_log import configure_logging
 
     settings = _settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings.log_level, settings.log_format)
+    if args.key_file is not None and settings.dev_mode:
+        settings = _with_key_file(settings, args.key_file)
     host = args.host or LOOPBACK
     if settings.dev_mode and not _is_loopback(host):
         sys.exit(
@@ -58,24 +64,60 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         # Checked here too so that a broken file is one clear line, not a start-up traceback.
         AgentDirectory.from_file(settings.agents_file)
+        supported_target(settings)
     except ValueError as exc:
         sys.exit(f"memory-guard: {exc}")
     limit_heap_retention()  # before the models load, whose buffers it is for
-    uvicorn.run(create_app(settings), host=host, port=args.port, log_level=settings.log_level.lower())
+    # uvicorn's loggers go through ours (log_config=None), in LOG_FORMAT; its access line is off:
+    # the app logs one of its own per request, with its id, tenant and decision.
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=args.port,
+        log_level=settings.log_level.lower(),
+        log_config=None,
+        access_log=False,
+    )
     return 0
+
+
+def _with_key_file(settings: Settings, path: Path) -> Settings:
+    from memory_guard.ops.key_file import load_or_create
+
+    try:
+        held = load_or_create(path, DEV_TENANT)
+    except (OSError, ValueError) as exc:
+        sys.exit(f"memory-guard: cannot use the key file {path}: {exc}")
+    if held.created:
+        logger.warning(
+            "no API_KEYS: wrote a new staff key of tenant %r to %s (readable by this user only); "
+            "send it as `Authorization: Bearer <key>`, and set API_KEYS to use keys of your own",
+            DEV_TENANT,
+            path,
+        )
+    else:
+        logger.info("no API_KEYS: using the keys of %s", path)
+    return settings.model_copy(update={"api_keys": SecretStr(held.api_keys)})
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("memory-guard")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
 async def _reindex(everything: bool) -> int:
     from tqdm import tqdm
 
-    from memory_guard.db.database import Database
+    from memory_guard.db.backend import open_database
     from memory_guard.embeddings.factory import build_embedder
     from memory_guard.memory.reindex import reindex
     from memory_guard.memory.sqlite_store import SqliteMemoryStore
     from memory_guard.memory.variant_store import SqliteVariantStore
 
     settings = _settings()
-    db = await Database.open(settings.memory_db_path)
+    db = await open_database(settings)
     embedder = build_embedder(settings)
     bar = tqdm(unit="entry", desc=f"re-embedding with {embedder.model_id}")
     try:
@@ -177,21 +219,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="A semantic response memory in front of an OpenAI-compatible LLM. "
         "Settings come from the environment, then from .env (see .env.example).",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP service")
+    parser.add_argument("--version", action="version", version=f"memory-guard {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service (chat, staff and operations routes, docs/API.md). With no "
+        "API_KEYS it runs in dev mode and listens on loopback only.",
+    )
     serve.add_argument("--host", default=None, help=f"address to listen on (default {LOOPBACK})")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
-    reindex = commands.add_parser("reindex", help="re-embed stored questions with the configured model")
+    serve.add_argument(
+        "--key-file",
+        type=Path,
+        default=None,
+        help="with no API_KEYS: read the keys from this file (API_KEYS items, one per line), writing it "
+        f"first with one new staff key of tenant {DEV_TENANT!r} when it does not exist",
+    )
+    reindex = commands.add_parser(
+        "reindex",
+        help="re-embed stored questions with the configured model",
+        description="Re-embed every stored question with the configured embedding model, after "
+        "EMBEDDING_PROVIDER or EMBEDDING_MODEL changed; restart a running service afterwards.",
+    )
     reindex.add_argument(
         "--stale-only",
         action="store_true",
         help="re-embed only entries whose vector is not from the configured model (resumes a cut run)",
     )
-    export = commands.add_parser("export", help="write a tenant's entries as JSON Lines")
+    export = commands.add_parser(
+        "export",
+        help="write a tenant's entries as JSON Lines",
+        description="Write a tenant's memory entries as JSON Lines, one entry per line, as `import` reads.",
+    )
     export.add_argument("--tenant", default=DEV_TENANT, help=f"whose entries (default {DEV_TENANT!r})")
     export.add_argument("--status", choices=["auto", "validated", "obsolete"], help="only this status")
     export.add_argument("--output", "-o", default="-", help="file to write (default: standard output)")
-    load = commands.add_parser("import", help="add JSON Lines entries to a tenant's memory, re-embedded")
+    load = commands.add_parser(
+        "import",
+        help="add JSON Lines entries to a tenant's memory, re-embedded",
+        description="Add the entries of a JSON Lines file to a tenant's memory, each question "
+        "re-embedded with the configured model; entries already present are left as they are.",
+    )
     load.add_argument("file", help="the JSON Lines file (one entry per line, as `export` writes)")
     load.add_argument("--tenant", default=DEV_TENANT, help=f"into whose memory (default {DEV_TENANT!r})")
     load.add_argument(

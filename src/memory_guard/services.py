@@ -16,6 +16,7 @@ from pathlib import Path
 from memory_guard.agent.loop import AgentLoop
 from memory_guard.agent.profiles import DEFAULT_AGENT, AgentDirectory
 from memory_guard.agent.skills import builtin_registry
+from memory_guard.chat.completions import CompletionService
 from memory_guard.chat.service import ChatService
 from memory_guard.conversations.service import ConversationService
 from memory_guard.conversations.sqlite_store import SqliteConversationStore
@@ -23,6 +24,7 @@ from memory_guard.conversations.store import Exchange
 from memory_guard.core.clock import Clock, utc_now
 from memory_guard.core.errors import NotReady
 from memory_guard.core.serve_policy import ServePolicy
+from memory_guard.db.backend import open_database
 from memory_guard.db.bookkeeping import Bookkeeping, RowWriter
 from memory_guard.db.database import Database
 from memory_guard.embeddings.base import Embedder
@@ -55,9 +57,10 @@ from memory_guard.ops.metrics import Metrics
 from memory_guard.settings import Settings
 from memory_guard.upstream.llm import ChatModel
 from memory_guard.upstream.openai_chat import OpenAIChatModel
+from memory_guard.upstream.probe import UpstreamProbe
 from memory_guard.verify.async_cross_encoder import AsyncCrossEncoder
 from memory_guard.verify.judge_reads import JudgeReads
-from memory_guard.verify.judge_store import SqliteJudgementStore
+from memory_guard.verify.judge_store import SqlJudgementStore
 from memory_guard.verify.judge_switch import judge_switch
 from memory_guard.verify.llm_judge import JUDGE_MAX_ANSWER_CHARS, JUDGE_MAX_TOKENS, LlmJudge
 from memory_guard.verify.model import load_models
@@ -221,7 +224,9 @@ class Services:
     hits: HitService
     conversations: ConversationService
     chat: ChatService
+    completions: CompletionService  # the OpenAI-compatible endpoint's runs
     readiness: Readiness
+    upstream: UpstreamProbe  # whether the LLM upstream is configured and answers, for /readyz
     proposals: ProposalService
     # What `aclose` closes, the last opened first: the bookkeeping (flushed while the database is
     # still open), then the models, the cross-encoder, the embedder, the database.
@@ -242,7 +247,7 @@ class Services:
         retrained model), as is: not checked against the pinned hash."""
         # Whatever fails midway, what was opened so far is closed, as `aclose` would.
         async with AsyncExitStack() as resources:
-            db = await Database.open(settings.memory_db_path)
+            db = await open_database(settings)
             resources.push_async_callback(db.close)
             embedder = embedder or build_embedder(settings)
             resources.push_async_callback(embedder.aclose)
@@ -261,6 +266,8 @@ class Services:
                 resources.push_async_callback(judge_model.aclose)
             chat_model = chat_model or build_chat_model(settings)
             resources.push_async_callback(chat_model.aclose)
+            upstream = UpstreamProbe(settings.llm_base_url, settings.llm_api_key.get_secret_value())
+            resources.push_async_callback(upstream.aclose)
             agents = AgentDirectory.from_file(settings.agents_file)
             metrics = Metrics()
             store = SqliteMemoryStore(db)
@@ -284,7 +291,7 @@ class Services:
             await load_variants(index, variant_store, limits.max_age)
             cached = CachingEmbedder(embedder, CACHE_SIZE, metrics)
             verifier = verifier_of(settings, cached, cross_encoder)
-            judgements = SqliteJudgementStore(db)
+            judgements = SqlJudgementStore(db)
             judge = LlmJudge(judge_model, judgements, clock) if judge_model is not None else None
             floors = ScopeFloors(settings.memory_max_wrong_rate) if settings.memory_scope_floors else None
             guard = Guard(
@@ -383,7 +390,11 @@ class Services:
                 hits=hits,
                 conversations=conversations,
                 chat=chat,
+                completions=CompletionService(
+                    chat=chat, model=chat_model, metrics=metrics, max_message_chars=settings.max_message_chars
+                ),
                 readiness=Readiness(embedder),
+                upstream=upstream,
                 proposals=proposals,
                 # Opened: from now on they are closed by `aclose`, not when this block ends.
                 resources=resources.pop_all(),

@@ -56,6 +56,12 @@ class Settings(BaseSettings):
         default=Path("data/agents_memory.db"),
         description="SQLite file holding the response memory, conversations and stats.",
     )
+    database_url: SecretStr = Field(
+        default=SecretStr(""),
+        description="The database: empty for MEMORY_DB_PATH's SQLite file, sqlite:///PATH for another one, "
+        "postgresql://USER:PASSWORD@HOST:PORT/DATABASE for PostgreSQL (not complete yet: the service "
+        "refuses to start on it and names the stores still missing).",
+    )
     memory_similarity_threshold: float | None = Field(
         default=None,
         ge=0.0,
@@ -117,9 +123,10 @@ class Settings(BaseSettings):
         "candidates MEMORY_JUDGE_READS names: its yes serves one direct from "
         "MEMORY_VERIFIED_DIRECT_THRESHOLD, its no leaves the question to the LLM. Its verdicts are "
         "cached per entry and question; its calls, tokens and cost are in the stats. 'auto' (the "
-        "default): on when an LLM upstream is configured (LLM_API_KEY set), off without one; 'on': "
-        "on (off all the same without LLM_API_KEY, with a warning); 'off': never asked. Formerly "
-        "MEMORY_JUDGE_ENABLED, still read (true as on, false as off) with a deprecation warning.",
+        "default): on when an LLM upstream is configured (LLM_API_KEY, or an LLM_BASE_URL of your "
+        "own), off without one; 'on': on (off all the same without one, with a warning); 'off': never "
+        "asked. Formerly MEMORY_JUDGE_ENABLED, still read (true as on, false as off) with a deprecation "
+        "warning.",
     )
     memory_judge_reads: Literal["every_hit", "unsure"] = Field(
         default="every_hit",
@@ -172,11 +179,15 @@ class Settings(BaseSettings):
         "keywords score 0.4 to 0.75 against the questions they name, and mostly below 0.4 against "
         "unrelated ones.",
     )
-    llm_base_url: str = Field(default=OPENROUTER_URL, description="OpenAI-compatible chat completions URL.")
+    llm_base_url: str = Field(
+        default=OPENROUTER_URL,
+        description="Base URL of the OpenAI-compatible LLM upstream (OpenRouter by default); a "
+        "self-hosted server such as Ollama (http://localhost:11434/v1) or vLLM needs no LLM_API_KEY.",
+    )
     llm_api_key: SecretStr = Field(
         default=SecretStr(""),
-        description="Key for the LLM upstream (any non-empty value for an upstream that takes no key); "
-        "without it, a question not answered from memory ends with upstream_not_configured.",
+        description="Key for the LLM upstream. Empty with the default LLM_BASE_URL, no LLM is configured: "
+        "only questions answered from memory are answered, the others end with llm_not_configured.",
     )
     llm_model: str = Field(default="openai/gpt-4o-mini", description="Model name sent to the upstream.")
     llm_max_tokens: int = Field(default=4096, ge=1, description="Completion budget for one LLM turn.")
@@ -257,8 +268,10 @@ class Settings(BaseSettings):
     )
     cors_origins: str = Field(
         default="",
-        description="Comma-separated browser origins allowed to call the API (e.g. https://app.example); "
-        "empty allows none.",
+        description="Comma-separated browser origins (scheme://host[:port], e.g. https://app.example) whose "
+        "pages may call the API from a browser with a key they hold (GET, POST, PATCH, DELETE; the "
+        "Authorization, Content-Type and X-Request-ID headers); '*' allows every origin. Empty allows none: "
+        "calls from servers and the command line never need it.",
     )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")
     max_profile_chars: int = Field(
@@ -286,6 +299,18 @@ class Settings(BaseSettings):
         default=20, ge=0, description="Messages of a conversation sent verbatim; older ones are summarized."
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
+    log_format: Literal["json", "text"] = Field(
+        default="json",
+        description="How `memory-guard serve` logs on stderr: 'json', one JSON object per line (the access "
+        "line's fields as keys, docs/API.md), or 'text', the classic line with those fields as key=value.",
+    )
+    otel_exporter_otlp_endpoint: str = Field(
+        default="",
+        description="An OpenTelemetry collector's OTLP/HTTP base URL (http://localhost:4318): set, each "
+        "request is traced to its /v1/traces; needs the otel extra (pip install 'memory-guard[otel]'), "
+        "without which the service starts untraced and says so. OTEL_SERVICE_NAME and "
+        "OTEL_EXPORTER_OTLP_HEADERS apply as OpenTelemetry defines them.",
+    )
 
     @field_validator(
         "agents_file",
@@ -343,6 +368,18 @@ class Settings(BaseSettings):
     @property
     def dev_mode(self) -> bool:
         return not self.keys
+
+    @property
+    def llm_configured(self) -> bool:
+        return llm_upstream_configured(self.llm_base_url, self.llm_api_key.get_secret_value())
+
+
+def llm_upstream_configured(base_url: str, api_key: str) -> bool:
+    """Whether an LLM upstream is configured: a key, or a base URL of the operator's own. A
+    self-hosted OpenAI-compatible server (Ollama, vLLM, llama.cpp) usually takes no key, while
+    OpenRouter, the default, refuses every call without one: left at its defaults, the service has
+    no LLM, and says so instead of calling it to be refused."""
+    return bool(api_key) or base_url.rstrip("/") != OPENROUTER_URL
 
 
 def _names_in(source: PydanticBaseSettingsSource) -> Mapping[str, object]:

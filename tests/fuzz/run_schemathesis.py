@@ -5,9 +5,10 @@ answer against its model, each event of a stream against its event model).
     .venv/bin/python -m tests.fuzz.run_schemathesis [--examples N] [--seed S]
 
 The real app runs on loopback with a temporary SQLite file, the hashing embedder and an LLM upstream
-that refuses connections (so every miss ends in a clean `upstream_error` event, and a 5xx can only be
-the service's own). It is fuzzed twice: with a staff key (every route) and with a client key (the chat
-routes answer, the staff ones must refuse). `.ci/run` calls it; the default pytest run does not.
+that refuses connections (so every miss ends in a clean `upstream_error` event, or a 502 for a
+non-streamed `/v1` answer, and any other 5xx can only be the service's own). It is fuzzed twice: with a
+staff key (every route) and with a client key (the chat and /v1 routes answer, the staff ones must
+refuse). `.ci/run` calls it; the default pytest run does not.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ from memory_guard.settings import Settings
 from tests.server import LiveApp
 
 KEYS = {"staff": "fuzz-staff-key", "client": "fuzz-client-key"}
+# An OpenAI client expects a non-streamed answer the upstream failed to be a 502, not a 200: with the
+# upstream refusing connections, that is /v1's documented answer to every miss, not a server error.
+CONFIG = """
+[[operations]]
+include-path = "/v1/chat/completions"
+checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]
+"""
 
 
 def _refused_url() -> str:
@@ -79,8 +87,12 @@ def _st() -> str:
 
 
 def _run(base_url: str, role: str, examples: int, seed: int, report: Path) -> dict[str, Any]:
+    config = report.with_suffix(".toml")
+    config.write_text(CONFIG)
     command = [
         _st(),
+        "--config-file",
+        str(config),
         "run",
         f"{base_url}/openapi.json",
         "--checks",
@@ -108,7 +120,7 @@ def _run(base_url: str, role: str, examples: int, seed: int, report: Path) -> di
         "--no-color",
     ]
     if role == "client":
-        command += ["--include-path-regex", "^/chat"]
+        command += ["--include-path-regex", "^/(chat|v1)"]
     started = time.monotonic()
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if completed.returncode != 0:

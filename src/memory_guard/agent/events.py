@@ -13,6 +13,7 @@ from memory_guard.core.shorten import shorten
 from memory_guard.memory.entry import Status
 
 PREVIEW_CHARS = 200
+REQUEST_ID = "the request's id, as its X-Request-ID response header gives it (null outside HTTP)"
 
 
 class StreamEvent(BaseModel):
@@ -108,6 +109,7 @@ class DoneEvent(StreamEvent):
         default=None, description="the learned variant the question's wording became, if it did"
     )
     usage: Usage
+    request_id: str | None = Field(default=None, description=REQUEST_ID)
 
 
 class ErrorEvent(StreamEvent):
@@ -117,6 +119,7 @@ class ErrorEvent(StreamEvent):
     type: Literal["error"] = "error"
     code: str
     message: str
+    request_id: str | None = Field(default=None, description=REQUEST_ID)
 
 
 Event = (

@@ -13,6 +13,8 @@ from memory_guard.agent.skills.base import SkillContext
 from memory_guard.agent.skills.registry import SkillRegistry
 from memory_guard.core.errors import MemoryGuardError, UpstreamTimeout
 from memory_guard.ops.metrics import Metrics
+from memory_guard.ops.request_context import note_tokens
+from memory_guard.ops.tracing import child_span
 from memory_guard.upstream.llm import ANSWER_CAP, ChatMessage, ChatModel, TextDelta, ToolCallRequest, TurnEnd
 
 MAX_TOOL_RESULT_CHARS = 8000
@@ -69,15 +71,16 @@ class AgentLoop:
             calls: list[ToolCallRequest] = []
             capped = False
             try:
-                async for item in self.model.stream(messages, tools, deadline=deadline):
-                    if isinstance(item, TextDelta):
-                        turn_text.append(item.text)
-                        yield TextEvent(content=item.text)
-                    elif isinstance(item, ToolCallRequest):
-                        calls.append(item)
-                    elif isinstance(item, TurnEnd):
-                        self._count(item, result)
-                        capped = item.finish_reason == ANSWER_CAP
+                with child_span("llm.turn"):
+                    async for item in self.model.stream(messages, tools, deadline=deadline):
+                        if isinstance(item, TextDelta):
+                            turn_text.append(item.text)
+                            yield TextEvent(content=item.text)
+                        elif isinstance(item, ToolCallRequest):
+                            calls.append(item)
+                        elif isinstance(item, TurnEnd):
+                            self._count(item, result)
+                            capped = item.finish_reason == ANSWER_CAP
             except MemoryGuardError:
                 self._metrics.llm_calls.labels(outcome="error").inc()
                 raise
@@ -108,6 +111,7 @@ class AgentLoop:
         result.truncated = result.truncated or end.finish_reason in ("length", ANSWER_CAP)
         self._metrics.tokens.labels(kind="prompt").inc(end.prompt_tokens)
         self._metrics.tokens.labels(kind="completion").inc(end.completion_tokens)
+        note_tokens(end.prompt_tokens, end.completion_tokens)
 
     async def _run_skills(
         self,

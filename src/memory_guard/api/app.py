@@ -10,14 +10,16 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from memory_guard.api import chat, docs, ops, staff, staff_proposals, staff_reports, staff_transfer, ui
+from memory_guard.api import chat, docs, ops, staff, staff_proposals, staff_reports, staff_transfer, ui, v1
 from memory_guard.api.auth import KeyRing
 from memory_guard.api.errors import install_error_handlers
 from memory_guard.api.freshness import ReadYourWrites
 from memory_guard.api.headers import StaffHeaders
 from memory_guard.api.limits import BodyLimit
 from memory_guard.api.openapi import documented
+from memory_guard.api.request_id import RequestId
 from memory_guard.embeddings.base import Embedder
+from memory_guard.ops.tracing import Tracing
 from memory_guard.services import Services
 from memory_guard.settings import Settings
 from memory_guard.upstream.llm import ChatModel
@@ -42,16 +44,21 @@ def create_app(
                 "DEV MODE: no API_KEYS configured; every caller is tenant 'default' with every role. "
                 "Do not expose this instance beyond this machine."
             )
-        if not settings.llm_api_key.get_secret_value():
-            logger.warning("LLM_API_KEY is empty: answers from memory work, LLM calls will likely be refused")
+        if not settings.llm_configured:
+            logger.warning(
+                "no LLM upstream is configured: answers from memory work, the other questions end with "
+                "llm_not_configured. Set LLM_API_KEY, or LLM_BASE_URL for a server that takes no key"
+            )
         services = await Services.open(
             settings, embedder=embedder, chat_model=chat_model, cross_encoder_file=cross_encoder_file
         )
         app.state.services = services
+        app.state.tracing = Tracing.configure(settings.otel_exporter_otlp_endpoint)
         try:
             yield
         finally:
             await services.aclose()
+            app.state.tracing.shutdown()
 
     # FastAPI's own docs pages load their scripts from a CDN, which air-gapped users cannot reach:
     # api/docs.py serves Swagger UI at /docs from an installed package instead.
@@ -74,12 +81,16 @@ def create_app(
             CORSMiddleware,
             allow_origins=origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID"],
         )
+    # Outermost, so that every answer carries the request's id: a 413, a CORS refusal, a 500.
+    app.add_middleware(RequestId)
 
     app.include_router(ops.router)
     app.include_router(docs.router)
     app.include_router(chat.router)
+    app.include_router(v1.router)
     # Before staff.router, whose /staff/memory/{entry_id} would otherwise take /staff/memory/ui.
     app.include_router(ui.router)
     # Before `staff`, whose /staff/memory/{entry_id} would otherwise take /stats, /audit, /export.

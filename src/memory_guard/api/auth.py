@@ -13,6 +13,7 @@ from pydantic import SecretStr
 
 from memory_guard.core.api_keys import ApiKey, Role
 from memory_guard.core.errors import Forbidden, Unauthorized
+from memory_guard.ops.request_context import note_tenant
 
 DEV_TENANT = "default"
 
@@ -46,6 +47,11 @@ class KeyRing:
         return not self._keys
 
     def identify(self, authorization: str | None) -> Principal:
+        principal = self._identify(authorization)
+        note_tenant(principal.tenant)  # for the request's access line
+        return principal
+
+    def _identify(self, authorization: str | None) -> Principal:
         if self.dev_mode:
             return Principal(DEV_TENANT, frozenset(Role))
         token = bearer_token(authorization)

@@ -11,7 +11,7 @@ from memory_guard.api.params import ConversationId, Id
 from memory_guard.api.responses.chat import FeedbackOut, Messages
 from memory_guard.api.schemas import ChatBody, FeedbackBody
 from memory_guard.api.sse import event_stream
-from memory_guard.chat.service import ChatRequest
+from memory_guard.chat.request import ChatRequest
 from memory_guard.core.bounds import bounded_json
 from memory_guard.core.errors import InvalidRequest
 from memory_guard.settings import Settings

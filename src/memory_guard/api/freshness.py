@@ -18,7 +18,10 @@ _PAGE_FILES = ("/staff/memory/ui", "/docs")
 
 
 def _is_chat_turn(method: str, path: str) -> bool:
-    return method == "POST" and (path == "/chat" or (path.startswith("/chat/") and path.endswith("/message")))
+    """A question to answer, through our own SSE route or the OpenAI-compatible one."""
+    return method == "POST" and (
+        path in ("/chat", "/v1/chat/completions") or (path.startswith("/chat/") and path.endswith("/message"))
+    )
 
 
 class ReadYourWrites:

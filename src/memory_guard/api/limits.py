@@ -30,7 +30,7 @@ class BodyLimit:
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await _refusal(limit)(scope, receive, send)
+            await _refusal(limit, scope["path"])(scope, receive, send)
             return
         has_body = (length is not None and length != b"0") or b"transfer-encoding" in headers
         counted = _CountedBody(limit, scope, receive, send, has_body)
@@ -42,8 +42,9 @@ class BodyLimit:
                 raise
 
 
-def _refusal(limit: int) -> ASGIApp:
-    response = error_response(413, "payload_too_large", f"request bodies are limited to {limit} bytes")
+def _refusal(limit: int, path: str) -> ASGIApp:
+    message = f"request bodies are limited to {limit} bytes"
+    response = error_response(413, "payload_too_large", message, path=path)
     # The rest of the body is not wanted: closing the connection spares the client sending it.
     response.headers["Connection"] = "close"
     return response
@@ -70,7 +71,7 @@ class _CountedBody:
             if self.received > self.limit:
                 self.refused = True
                 if not self.started:
-                    await _refusal(self.limit)(self._scope, _nothing, self._send)
+                    await _refusal(self.limit, self._scope["path"])(self._scope, _nothing, self._send)
                 # Past its response's start the app cannot be answered 413: it sees the client leave.
                 return {"type": "http.disconnect"}
         return message

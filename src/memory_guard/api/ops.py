@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response, Security
 from memory_guard.api.auth import metrics_reader
 from memory_guard.api.deps import ServicesDep
 from memory_guard.api.openapi import errors
-from memory_guard.api.responses.ops import Health, Ready
+from memory_guard.api.responses.ops import Health, Ready, UpstreamReadiness
 from memory_guard.core.errors import NotReady
 from memory_guard.ops.metrics import METRICS_CONTENT_TYPE
 
@@ -35,11 +35,15 @@ async def readyz(services: ServicesDep) -> Ready:
     cross_encoder = services.cross_encoder
     if cross_encoder is not None and not cross_encoder.ready:
         raise NotReady("not ready: the cross-encoder is closed")
+    upstream = await services.upstream.state()
     return Ready(
         status="ready",
         store="ok",
         embedder=services.embedder.model_id,
         cross_encoder=cross_encoder.model_id if cross_encoder is not None else None,
+        upstream=UpstreamReadiness(
+            configured=upstream.configured, reachable=upstream.reachable, detail=upstream.detail
+        ),
     )
 
 

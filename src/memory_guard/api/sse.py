@@ -11,13 +11,22 @@ from collections.abc import AsyncIterator
 from sse_starlette.sse import EventSourceResponse
 
 from memory_guard.agent.events import StreamEvent
+from memory_guard.ops.request_context import current
 
 PING_SECONDS = 15
 
 
 async def _frames(events: AsyncIterator[StreamEvent]) -> AsyncIterator[dict[str, str]]:
     async for event in events:
-        yield {"event": event.type, "data": event.model_dump_json()}
+        yield {"event": event.type, "data": _with_request_id(event).model_dump_json()}
+
+
+def _with_request_id(event: StreamEvent) -> StreamEvent:
+    """A stream's last event names the request (api/request_id.py), to quote in a complaint."""
+    facts = current()
+    if not event.terminal or facts is None or "request_id" not in type(event).model_fields:
+        return event
+    return event.model_copy(update={"request_id": facts.request_id})
 
 
 def event_stream(events: AsyncIterator[StreamEvent]) -> EventSourceResponse:

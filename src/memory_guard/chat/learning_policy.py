@@ -20,9 +20,17 @@ INVALID_MARKER = "<non valide>"
 
 
 class CacheMode(StrEnum):
+    """`use`: look up, learn. `bypass`: neither. `refresh`: no lookup, and the answer learned
+    replaces the `auto` entry. `no_store`: look up, learn nothing."""
+
     USE = "use"
     BYPASS = "bypass"
     REFRESH = "refresh"
+    NO_STORE = "no_store"
+
+    @property
+    def looks_up(self) -> bool:
+        return self in (CacheMode.USE, CacheMode.NO_STORE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +48,8 @@ def skip_reason(outcome: Outcome) -> str | None:
     """Why this answer must not be learned, or None when it may be."""
     if outcome.cache is CacheMode.BYPASS:
         return "cache_bypass"
+    if outcome.cache is CacheMode.NO_STORE:
+        return "cache_no_store"
     if not outcome.answer.strip():
         return "empty_answer"
     if INVALID_MARKER in outcome.answer.casefold():

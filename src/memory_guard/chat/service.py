@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -34,6 +33,7 @@ from memory_guard.agent.prompt import Grounding, build_system_prompt
 from memory_guard.agent.reuse import ReuseOffer
 from memory_guard.agent.skills.base import SkillContext
 from memory_guard.chat.learning_policy import CacheMode, Outcome, mentions_profile, skip_reason
+from memory_guard.chat.request import NOT_RECORDED, ChatRequest
 from memory_guard.conversations.service import ConversationService
 from memory_guard.conversations.store import Exchange, Message, NewMessage
 from memory_guard.core.clock import Clock
@@ -41,25 +41,14 @@ from memory_guard.core.decision import Decision
 from memory_guard.core.errors import MemoryGuardError, UpstreamError
 from memory_guard.core.scope import Scope
 from memory_guard.db.bookkeeping import Bookkeeping
-from memory_guard.memory.guard import Guard, GuardResult, completion_tokens_of
+from memory_guard.memory.guard import Guard, GuardResult, completion_tokens_of, tokens_of
 from memory_guard.memory.learning import LEARNING_ACTOR, Learner
 from memory_guard.memory.lookups import ReusedLookup
 from memory_guard.memory.standalone import stands_alone
 from memory_guard.memory.variants import VariantService
+from memory_guard.ops.request_context import note_decision, note_error, note_tokens_saved
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ChatRequest:
-    message: str
-    conversation_id: str | None = None
-    type: str | None = None
-    agent: str | None = None
-    project: str | None = None
-    phase: str | None = None
-    entreprise: dict[str, Any] | None = None
-    cache: CacheMode = CacheMode.USE
 
 
 @dataclass(slots=True)
@@ -104,7 +93,7 @@ class ChatService:
 
     async def open(self, tenant: str, request: ChatRequest) -> ChatRun:
         profile = self.agents.resolve(request.agent)
-        history: list[Message] = []
+        history: list[Message] = list(request.history)
         conversation_id = request.conversation_id
         if conversation_id is None:
             conversation_id = uuid.uuid4().hex
@@ -135,49 +124,56 @@ class ChatRun:
     def __init__(self, service: ChatService, plan: _Plan) -> None:
         self._service = service
         self._plan = plan
+        self._found: GuardResult | None = None
+        self._memory_unavailable = False
+        # Why the run ended with an `error` event, for a transport that answers with a status.
+        self.failure: MemoryGuardError | None = None
+
+    async def decide(self) -> GuardResult:
+        """The guard's decision, looked up once: it is known before the LLM runs, so that a
+        transport can announce it before the answer's first byte."""
+        if self._found is None:
+            found = GuardResult(Decision.MISS)
+            if self._plan.request.cache.looks_up:
+                try:
+                    found = await self._service.guard.lookup(
+                        self._plan.scope, self._plan.request.message, allow_direct=self._plan.standalone
+                    )
+                except UpstreamError as exc:
+                    # The embeddings endpoint is down: answer without memory rather than not at all.
+                    logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
+                    self._memory_unavailable = True
+            self._found = found
+            shown = found.served or found.best
+            verification = shown.verification if shown is not None else None
+            note_decision(
+                found.decision.value,
+                shown.score if shown is not None else None,
+                verification.verdict.value if verification is not None else None,
+            )
+        return self._found
 
     async def events(self) -> AsyncIterator[Event]:
-        started = time.perf_counter()
+        # The run's end is logged by the request's access line (ops/request_log.py), from the facts
+        # noted here and on the way: decision, score, verdict, tokens, error.
         try:
             async for event in self._events():
-                if event.terminal:
-                    self._log_end(event, started)
                 yield event
         except MemoryGuardError as exc:
-            failure = ErrorEvent(code=exc.code, message=exc.message)
-            self._log_end(failure, started)
-            yield failure
+            self.failure = exc
+            note_error(exc.code)
+            yield ErrorEvent(code=exc.code, message=exc.message)
         except Exception:
             logger.exception("chat run failed")
+            note_error("internal_error")
             yield ErrorEvent(code="internal_error", message="the run failed on our side; it has been logged")
-
-    def _log_end(self, event: Event, started: float) -> None:
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        where = f"tenant={self._plan.tenant} conversation={self._plan.conversation_id}"
-        if isinstance(event, DoneEvent):
-            logger.info(
-                "chat %s decision=%s learned=%s tokens=%d+%d %.0fms",
-                where,
-                event.decision,
-                event.learned_entry_id,
-                event.usage.prompt_tokens,
-                event.usage.completion_tokens,
-                elapsed_ms,
-            )
-        elif isinstance(event, ErrorEvent):
-            logger.warning("chat %s error=%s (%s) %.0fms", where, event.code, event.message, elapsed_ms)
 
     async def _events(self) -> AsyncIterator[Event]:
         plan = self._plan
         guard = self._service.guard
-        found = GuardResult(Decision.MISS)
-        if plan.request.cache is CacheMode.USE:
-            try:
-                found = await guard.lookup(plan.scope, plan.request.message, allow_direct=plan.standalone)
-            except UpstreamError as exc:
-                # The embeddings endpoint is down: answer without memory rather than not at all.
-                logger.warning("memory lookup unavailable, answering without it: %s", exc.message)
-                yield StatusEvent(content="Mémoire indisponible : réponse sans elle.")
+        found = await self.decide()
+        if self._memory_unavailable:
+            yield StatusEvent(content="Mémoire indisponible : réponse sans elle.")
         if found.served is not None:
             for event in await self._serve_from_memory(found):
                 yield event
@@ -216,10 +212,24 @@ class ChatRun:
 
     async def _serve_from_memory(self, found: GuardResult) -> tuple[Event, Event]:
         """The answer from memory; its history is queued, written after it (see Bookkeeping)."""
-        plan = self._plan
         served = found.served
         assert served is not None
         entry = served.entry
+        answer_id = await self._queue_exchange(found) if self._plan.request.record else NOT_RECORDED
+        note_tokens_saved(tokens_of(entry))
+        cached = CachedResponseEvent(
+            answer=entry.answer,
+            score=round(served.score, 4),
+            entry_id=entry.id,
+            matched_question=served.wording,  # the entry's question, or the variant that matched
+            status=entry.status,
+        )
+        return cached, self._done(answer_id, Decision.DIRECT, None, 0, 0)
+
+    async def _queue_exchange(self, found: GuardResult) -> int:
+        """Queue the direct answer's exchange for the bookkeeping; the answer's message id."""
+        plan, served = self._plan, found.served
+        assert served is not None
         exchange = Exchange(
             plan.tenant,
             plan.conversation_id,
@@ -227,11 +237,11 @@ class ChatRun:
             NewMessage(
                 "assistant",
                 "cached_response",
-                entry.answer,
-                entry_id=entry.id,
+                served.entry.answer,
+                entry_id=served.entry.id,
                 metadata={
                     "score": served.score,
-                    "served_entry_id": entry.id,
+                    "served_entry_id": served.entry.id,
                     "lookup_id": found.lookup_id,
                     # The wording it was served through: feedback confirms or removes a learned one.
                     **({"variant_id": served.variant.id} if served.variant is not None else {}),
@@ -242,15 +252,7 @@ class ChatRun:
         )
         # Shielded: once the ids are given out, the exchange is queued even if the client leaves.
         await asyncio.shield(self._service.bookkeeping.put(exchange))
-        answer_id = exchange.ids[1]
-        cached = CachedResponseEvent(
-            answer=entry.answer,
-            score=round(served.score, 4),
-            entry_id=entry.id,
-            matched_question=served.wording,  # the entry's question, or the variant that matched
-            status=entry.status,
-        )
-        return cached, self._done(answer_id, Decision.DIRECT, None, 0, 0)
+        return exchange.ids[1]
 
     def _outcome(self, result: LoopResult) -> Outcome:
         request = self._plan.request
@@ -287,18 +289,23 @@ class ChatRun:
                 variant_id = variant.id if variant is not None else None
             metadata: dict[str, Any] = {"reused_entry_id": entry_id}
             metadata.update({"variant_id": variant_id} if variant_id else {"variant_not_learned": reason})
-            _, answer_id = await service.conversations.record_exchange(
-                plan.tenant,
-                plan.conversation_id,
-                NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
-                NewMessage("assistant", "response", result.full_text, entry_id=entry_id, metadata=metadata),
-                service.clock(),
-            )
+            answer_id = NOT_RECORDED
+            if request.record:
+                _, answer_id = await service.conversations.record_exchange(
+                    plan.tenant,
+                    plan.conversation_id,
+                    NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
+                    NewMessage(
+                        "assistant", "response", result.full_text, entry_id=entry_id, metadata=metadata
+                    ),
+                    service.clock(),
+                )
         reused = next(c.entry for c in found.candidates if c.entry.id == entry_id)
         if found.lookup_id is not None:
             # What generating the answer cost when it was learned, less the pick's own completion.
             saved = max(0, completion_tokens_of(reused) - result.completion_tokens)
             await service.bookkeeping.put(ReusedLookup(found.lookup_id, plan.tenant, entry_id, saved))
+            note_tokens_saved(saved)
         usage = (result.prompt_tokens, result.completion_tokens)
         return self._done(
             answer_id, found.decision, None, *usage, reused=entry_id, learned_variant=variant_id
@@ -331,19 +338,21 @@ class ChatRun:
                     replace=request.cache is CacheMode.REFRESH,
                 )
                 entry_id = entry.id if entry else None
-            _, answer_id = await self._service.conversations.record_exchange(
-                plan.tenant,
-                plan.conversation_id,
-                NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
-                NewMessage(
-                    "assistant",
-                    "response",
-                    result.full_text,
-                    entry_id=entry_id,
-                    metadata={"not_learned": reason} if reason else {},
-                ),
-                self._service.clock(),
-            )
+            answer_id = NOT_RECORDED
+            if request.record:
+                _, answer_id = await self._service.conversations.record_exchange(
+                    plan.tenant,
+                    plan.conversation_id,
+                    NewMessage("user", plan.message_type, request.message, created_at=plan.received_at),
+                    NewMessage(
+                        "assistant",
+                        "response",
+                        result.full_text,
+                        entry_id=entry_id,
+                        metadata={"not_learned": reason} if reason else {},
+                    ),
+                    self._service.clock(),
+                )
         return self._done(answer_id, found.decision, entry_id, result.prompt_tokens, result.completion_tokens)
 
     def _metadata(self, result: LoopResult) -> dict[str, Any]:

@@ -79,10 +79,10 @@ class UpstreamTimeout(UpstreamError):
 
 
 class UpstreamNotConfigured(UpstreamError):
-    """No key is configured for an upstream that an answer needs."""
+    """No LLM upstream is configured and an answer needs one: raised before any call is made."""
 
     status = 503
-    code = "upstream_not_configured"
+    code = "llm_not_configured"
 
 
 class NotReady(MemoryGuardError):

@@ -24,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memory_guard.db.database import Database
+from memory_guard.db.backend import Backend
 from memory_guard.ops.metrics import Metrics
 
 T = TypeVar("T")
@@ -79,7 +78,7 @@ BATCH_ROWS = 256
 class Bookkeeping:
     def __init__(
         self,
-        db: Database,
+        db: Backend,
         writers: Sequence[RowWriter],
         metrics: Metrics,
         *,
@@ -175,7 +174,7 @@ class Bookkeeping:
             attempt += 1
             try:
                 await self._store(items)
-            except sqlite3.OperationalError as exc:  # locked or busy: the database may take it later
+            except self._db.transient as exc:  # locked, busy, a lost connection: it may take it later
                 if time.monotonic() >= give_up:
                     logger.error("bookkeeping: %d rows dropped after %d tries: %s", len(items), attempt, exc)
                     self._metrics.bookkeeping.labels(outcome="dropped").inc(len(items))

@@ -4,25 +4,26 @@ Writes go through one connection under one asyncio lock (SQLite allows one write
 anyway; queueing here instead of in SQLite avoids `database is locked` errors).
 Reads use a second connection so they never wait behind a write transaction.
 
-A transaction opened while the same task already holds one joins it (a unit of work): the
-store calls of one logical change commit together without passing the connection around.
+A transaction opened while the same task already holds one joins it (a unit of work,
+db/unit_of_work.py): the store calls of one logical change commit together without passing the
+connection around. db/postgres.py is the same surface on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from memory_guard.core.clock import to_text, utc_now
-from memory_guard.db.migrations import MIGRATIONS
+from memory_guard.db.migrations import MIGRATIONS, Dialect
+from memory_guard.db.unit_of_work import holding, joinable
 
 logger = logging.getLogger(__name__)
 
@@ -31,28 +32,6 @@ Row = aiosqlite.Row
 
 # Tables whose ids this process hands out before the row is written (see `Database.next_id`).
 ALLOCATED_IDS = ("lookups", "messages")
-
-
-@dataclass(slots=True)
-class _Unit:
-    """The transaction the current task holds, and what to do once it commits."""
-
-    database: Database
-    open: bool = True
-    on_commit: list[Callable[[], None]] = field(default_factory=list)
-
-
-_unit: ContextVar[_Unit | None] = ContextVar("memory_guard_unit_of_work", default=None)
-
-
-def after_commit(action: Callable[[], None]) -> None:
-    """Run `action` once the current task's transaction commits (never if it rolls back), or now
-    when none is open: in-memory state (the index) must not show what the database may undo."""
-    unit = _unit.get()
-    if unit is not None and unit.open:
-        unit.on_commit.append(action)
-    else:
-        action()
 
 
 async def _pragma(conn: aiosqlite.Connection, statement: str) -> None:
@@ -79,6 +58,10 @@ async def _connect(path: Path, *pragmas: str) -> aiosqlite.Connection:
 
 
 class Database:
+    dialect = Dialect.SQLITE
+    # Refusals that may pass (locked, busy): the bookkeeping retries a batch refused with one.
+    transient: tuple[type[Exception], ...] = (sqlite3.OperationalError,)
+
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         self.path = path
         self._writer = writer
@@ -114,18 +97,23 @@ class Database:
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
         )
         applied = {row["name"] for row in await self.fetch_all("SELECT name FROM schema_migrations", ())}
-        for name, sql in MIGRATIONS:
-            if name in applied:
+        for migration in MIGRATIONS:
+            if migration.name in applied:
                 continue
             async with self.transaction() as conn:
-                for statement in (s.strip() for s in sql.split(";")):
-                    if statement:
-                        await conn.execute(statement)
+                # Asked again under the write lock: another process may have applied it since.
+                async with conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
+                ) as cursor:
+                    if await cursor.fetchone() is not None:
+                        continue
+                for statement in migration.statements(Dialect.SQLITE):
+                    await conn.execute(statement)
                 await conn.execute(
                     "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
-                    (name, to_text(utc_now())),
+                    (migration.name, to_text(utc_now())),
                 )
-            logger.info("applied migration %s", name)
+            logger.info("applied migration %s", migration.name)
 
     async def _seed_ids(self) -> None:
         for table in ALLOCATED_IDS:
@@ -148,20 +136,22 @@ class Database:
         self._next_ids[table] = next_id + 1
         return next_id
 
+    async def reserve_id(self, table: str) -> int:
+        """`next_id` under the name both backends share (PostgreSQL takes it from the table's
+        sequence, since several replicas write there)."""
+        return self.next_id(table)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """One write transaction; rolled back whole if anything inside fails or is cancelled.
 
         Inside another transaction of the same task, it joins it: the outer one commits both.
         """
-        current = _unit.get()
-        if current is not None and current.open and current.database is self:
+        if joinable(self) is not None:
             yield self._writer
             return
         async with self._write_lock:
-            unit = _Unit(self)
-            token = _unit.set(unit)
-            try:
+            with holding(self, self._writer) as unit:
                 await self._writer.execute("BEGIN IMMEDIATE")
                 try:
                     yield self._writer
@@ -170,9 +160,6 @@ class Database:
                     await asyncio.shield(self._writer.rollback())
                     raise
                 await asyncio.shield(self._writer.commit())
-            finally:
-                unit.open = False
-                _unit.reset(token)
         for action in unit.on_commit:
             action()
 

@@ -33,6 +33,7 @@ from memory_guard.memory.store import MemoryStore
 from memory_guard.memory.variant import Variant, VariantStatus, VariantStore
 from memory_guard.memory.variant_policy import CONFIRMED, held, matchable
 from memory_guard.ops.metrics import Metrics
+from memory_guard.ops.tracing import child_span
 from memory_guard.verify.judge import HitJudge, StoredAnswer
 from memory_guard.verify.judge_reads import JudgeReads, judge_reads
 from memory_guard.verify.verifier import OfflineVerifier
@@ -281,7 +282,10 @@ class Guard:
 
     async def lookup(self, scope: Scope, question: str, allow_direct: bool = True) -> GuardResult:
         started = time.perf_counter()
-        result, expired = await self._find(scope, question, allow_direct, self.limits.top_k, judge_calls=True)
+        with child_span("memory.lookup"):
+            result, expired = await self._find(
+                scope, question, allow_direct, self.limits.top_k, judge_calls=True
+            )
         if expired and self.limits.auto_prune and scope.tenant not in self._prunes_queued:
             self._prunes_queued.add(scope.tenant)
             tenant = scope.tenant
@@ -337,8 +341,9 @@ class Guard:
             candidates.append(Candidate(entry, hit.score, variant=variant))
         scope_floor = self.floors.floor(scope) if self.floors is not None else 0.0
         if allow_direct:  # verdicts decide a direct answer; grounding needs none
-            candidates = await self._verified(question, candidates, not judge_calls, scope_floor)
-            candidates = await self._judged(scope.tenant, question, candidates, judge_calls, scope_floor)
+            with child_span("memory.verify"):
+                candidates = await self._verified(question, candidates, not judge_calls, scope_floor)
+                candidates = await self._judged(scope.tenant, question, candidates, judge_calls, scope_floor)
         result = self._decide(candidates, allow_direct, scope_floor)
         result.scope_floor = scope_floor
         result.vector = vector

@@ -19,7 +19,7 @@ from typing import Any
 from memory_guard.core.clock import Clock
 from memory_guard.core.errors import DuplicateQuestion
 from memory_guard.core.scope import Scope
-from memory_guard.db.database import after_commit
+from memory_guard.db.unit_of_work import after_commit
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Change
 from memory_guard.memory.entry import Entry, Status, entry_not_found

@@ -51,6 +51,22 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
             registry=self.registry,
         )
+        self.request_seconds = Histogram(
+            "memory_guard_request_seconds",
+            "Time from a question's arrival to the end of its answer (the whole stream), by the guard's"
+            " decision.",
+            ["decision"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0),
+            registry=self.registry,
+        )
+        self.tokens_saved = Counter(
+            "memory_guard_upstream_tokens_saved",
+            "Upstream tokens the answers from memory spared: for a direct answer, the prompt and"
+            " completion tokens its entry cost when it was learned (an entry written by staff or"
+            " imported records none and counts 0); for a stored answer the LLM reused, the tokens of"
+            " its text less those of the pick. The same figure as tokens_saved in the stats.",
+            registry=self.registry,
+        )
         self.bookkeeping = Counter(
             "memory_guard_bookkeeping_rows",
             "Rows written after their answers (lookup log, usage, history), or dropped after retries.",
@@ -69,6 +85,7 @@ class Metrics:
             self.embedding_cache.labels(result=result)
         for decision in DECISIONS:
             self.lookups.labels(decision=decision)
+            self.request_seconds.labels(decision=decision)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

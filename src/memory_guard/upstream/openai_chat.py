@@ -18,6 +18,7 @@ from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletionChunk
 
 from memory_guard.core.errors import UpstreamError, UpstreamNotConfigured
+from memory_guard.settings import llm_upstream_configured
 from memory_guard.upstream.calls import Upstream
 from memory_guard.upstream.llm import (
     ANSWER_CAP,
@@ -55,14 +56,15 @@ class OpenAIChatModel:
     ) -> None:
         self._model = model
         self._max_tokens = max_tokens
-        self._configured = bool(api_key)
+        self._configured = llm_upstream_configured(base_url, api_key)
         self._turn_deadline_s = turn_deadline_s
         self._max_answer_chars = max_answer_chars
         # The other secrets (the embeddings key) are redacted too: an upstream may echo any header.
         self._upstream = Upstream("LLM upstream", Redactor([api_key, *secrets]), max_retries)
         self._client = AsyncOpenAI(
             base_url=base_url,
-            # The SDK refuses an empty key; stream() refuses to run without one before any request.
+            # The SDK refuses an empty key: a server that takes none ignores this one, and without a
+            # server of its own stream() refuses to run before any request.
             api_key=api_key or "not-configured",
             timeout=timeout_s,
             # Retried by self._upstream, which knows the deadline the SDK does not.
@@ -81,10 +83,7 @@ class OpenAIChatModel:
         self, messages: list[ChatMessage], tools: list[ToolSchema], *, deadline: float | None = None
     ) -> AsyncIterator[StreamItem]:
         if not self._configured:
-            raise UpstreamNotConfigured(
-                "no LLM is configured (LLM_API_KEY is empty): only questions answered from memory "
-                "can be answered"
-            )
+            raise llm_not_configured()
         ends = asyncio.get_running_loop().time() + self._turn_deadline_s
         if deadline is not None:
             ends = min(ends, deadline)
@@ -133,6 +132,15 @@ class OpenAIChatModel:
         except (openai.OpenAIError, ValueError) as exc:
             # ValueError: a chunk that is not JSON.
             raise self._upstream.failure(exc, mid_answer=True) from None
+
+
+def llm_not_configured() -> UpstreamNotConfigured:
+    """What a question that needs the LLM gets when none is configured: what to set."""
+    return UpstreamNotConfigured(
+        "no LLM is configured, so only questions answered from memory can be answered: set "
+        "LLM_API_KEY (the key of LLM_BASE_URL, OpenRouter by default), or set LLM_BASE_URL to a "
+        "self-hosted OpenAI-compatible server that takes no key (e.g. Ollama's http://localhost:11434/v1)"
+    )
 
 
 @dataclass(slots=True)

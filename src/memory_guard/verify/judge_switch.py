@@ -26,15 +26,16 @@ class JudgeSwitch:
 
 def judge_switch(settings: Settings) -> JudgeSwitch:
     """On with MEMORY_JUDGE=on, or =auto, when an LLM upstream is configured, which is what the
-    answering model needs too: a non-empty LLM_API_KEY (its client refuses every call without one,
+    answering model needs too (Settings.llm_configured: its client refuses every call without one,
     as the judge's would)."""
     mode = settings.memory_judge
     if mode == "off":
         return JudgeSwitch(False, "MEMORY_JUDGE=off")
-    if not settings.llm_api_key.get_secret_value():
+    if not settings.llm_configured:
         return JudgeSwitch(
             False, f"MEMORY_JUDGE={mode} and no LLM upstream is configured (LLM_API_KEY is empty)"
         )
     if mode == "on":
         return JudgeSwitch(True, "MEMORY_JUDGE=on")
-    return JudgeSwitch(True, "MEMORY_JUDGE=auto and an LLM upstream is configured (LLM_API_KEY is set)")
+    how = "LLM_API_KEY is set" if settings.llm_api_key.get_secret_value() else "LLM_BASE_URL, with no key"
+    return JudgeSwitch(True, f"MEMORY_JUDGE=auto and an LLM upstream is configured ({how})")
