@@ -137,6 +137,26 @@ def test_an_unhandled_failure_answers_500_with_the_id(failing_app: Callable[[], 
     assert _id_of(answer) == "bug-1"
 
 
+def test_a_browser_page_may_send_the_v1_headers_and_read_the_decision(
+    app_factory: Callable[..., LiveApp],
+) -> None:
+    live = app_factory(cors_origins="https://app.example")
+    with httpx.Client(base_url=live.base_url, headers={"Origin": "https://app.example"}) as page:
+        preflight = page.options(
+            "/v1/chat/completions",
+            headers={
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, cache-control, x-memory-guard-project",
+            },
+        )
+        answer = page.get("/healthz")
+    assert preflight.status_code == 200
+    allowed = preflight.headers["access-control-allow-headers"].lower()
+    assert "cache-control" in allowed and "x-memory-guard-project" in allowed
+    exposed = answer.headers["access-control-expose-headers"].lower()
+    assert "x-memory-guard-decision" in exposed and "x-memory-guard-score" in exposed
+
+
 def test_a_browser_page_may_send_and_read_the_id(app_factory: Callable[..., LiveApp]) -> None:
     live = app_factory(cors_origins="https://app.example")
     origin = {"Origin": "https://app.example"}

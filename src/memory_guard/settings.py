@@ -270,7 +270,8 @@ class Settings(BaseSettings):
         default="",
         description="Comma-separated browser origins (scheme://host[:port], e.g. https://app.example) whose "
         "pages may call the API from a browser with a key they hold (GET, POST, PATCH, DELETE; the "
-        "Authorization, Content-Type and X-Request-ID headers); '*' allows every origin. Empty allows none: "
+        "Authorization, Content-Type, X-Request-ID, Cache-Control and X-Memory-Guard-* headers); '*' allows "
+        "every origin. Empty allows none: "
         "calls from servers and the command line never need it.",
     )
     max_message_chars: int = Field(default=16000, ge=1, description="Longest accepted chat message.")

@@ -81,8 +81,22 @@ def create_app(
             CORSMiddleware,
             allow_origins=origins,
             allow_methods=["GET", "POST", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
-            expose_headers=["X-Request-ID"],
+            # The /v1 scope and cache headers go out, its decision headers come back (docs/API.md).
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "X-Request-ID",
+                "Cache-Control",
+                "X-Memory-Guard-Agent",
+                "X-Memory-Guard-Project",
+                "X-Memory-Guard-Phase",
+            ],
+            expose_headers=[
+                "X-Request-ID",
+                "X-Memory-Guard-Decision",
+                "X-Memory-Guard-Entry-Id",
+                "X-Memory-Guard-Score",
+            ],
         )
     # Outermost, so that every answer carries the request's id: a 413, a CORS refusal, a 500.
     app.add_middleware(RequestId)
