@@ -35,8 +35,8 @@ from bench.figures import emit, figure
 from bench.questions import Faq, Probe, faq_questions, qualify
 from bench.service import memory_mib, refusing_port, service_process
 from memory_guard.core.decision import Decision
-from memory_guard.services import similarity_threshold
 from memory_guard.settings import Settings
+from memory_guard.verify.configured import similarity_threshold
 
 CLIENT_KEY = "bench-client-key"
 STAFF_KEY = "bench-staff-key"

@@ -71,8 +71,8 @@ from bench.quality_verify import time_with_embedding, verify_pairs  # noqa: E402
 from memory_guard.core.decision import Decision  # noqa: E402
 from memory_guard.embeddings.factory import build_embedder  # noqa: E402
 from memory_guard.hits.accuracy import wilson_interval  # noqa: E402
-from memory_guard.services import policy_of, runs_cross_encoder, verifier_of  # noqa: E402
 from memory_guard.settings import Settings  # noqa: E402
+from memory_guard.verify.configured import policy_of, runs_cross_encoder, verifier_of  # noqa: E402
 from memory_guard.verify.cross_encoder import CrossEncoder  # noqa: E402
 
 QQP_FILE = "qqp_pairs.jsonl.gz"

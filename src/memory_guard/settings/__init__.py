@@ -8,9 +8,6 @@ a deprecation warning, so that an existing `.env` keeps working.
 
 from __future__ import annotations
 
-import logging
-import warnings
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -18,28 +15,9 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from memory_guard.core.api_keys import ApiKey, parse_api_keys
-
-logger = logging.getLogger(__name__)
+from memory_guard.settings.outdated import names_in, warn_outdated
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
-
-# Old variable name -> the setting that replaced it. The old name keeps working, with a warning.
-RENAMED = {"openai_api_key": "embedding_api_key"}
-# Old variable -> what replaced it when its values changed too. Still read, with a warning.
-REPLACED = {"memory_judge_enabled": "set MEMORY_JUDGE=on for true, MEMORY_JUDGE=off for false"}
-# Variables that are no longer settings -> where the value lives now. Ignored, with a warning, so
-# that a `.env` copied from an older `.env.example` says what to delete.
-REMOVED = {
-    "memory_verifier_accept": "the pair classifier's cut-offs in verify/pair_model.json",
-    "memory_verifier_reject": "the pair classifier's cut-offs in verify/pair_model.json",
-    "memory_verifier_confident": "the pair classifier's cut-offs in verify/pair_model.json",
-    "memory_judge_max_tokens": "a constant of verify/llm_judge.py",
-    "memory_bookkeeping_queue": "a constant of db/bookkeeping.py",
-    "memory_bookkeeping_batch": "a constant of db/bookkeeping.py",
-    "embedding_cache_size": "a constant of embeddings/cache.py",
-    "app_url": "a constant of upstream/openai_chat.py",
-    "app_name": "a constant of upstream/openai_chat.py",
-}
 
 
 class Settings(BaseSettings):
@@ -359,7 +337,7 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The sources are the only place that still sees which name a value came under.
         for source in (init_settings, env_settings, dotenv_settings):
-            _warn_outdated(_names_in(source))
+            warn_outdated(names_in(source))
         return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     @property
@@ -381,32 +359,3 @@ def llm_upstream_configured(base_url: str, api_key: str) -> bool:
     OpenRouter, the default, refuses every call without one: left at its defaults, the service has
     no LLM, and says so instead of calling it to be refused."""
     return bool(api_key) or base_url.rstrip("/") != OPENROUTER_URL
-
-
-def _names_in(source: PydanticBaseSettingsSource) -> Mapping[str, object]:
-    """The variables (or keyword arguments) a source was given, by lower-case name."""
-    given = getattr(source, "init_kwargs", None) or getattr(source, "env_vars", None) or {}
-    return {str(name).lower(): value for name, value in given.items()}
-
-
-def _warn_outdated(names: Mapping[str, object]) -> None:
-    messages = (
-        [
-            f"{old.upper()} is deprecated: rename it {new.upper()} (the old name still works for now)"
-            for old, new in RENAMED.items()
-            if old in names
-        ]
-        + [
-            f"{old.upper()} is deprecated: {how} (the old name still works for now)"
-            for old, how in REPLACED.items()
-            if old in names
-        ]
-        + [
-            f"{name.upper()} is no longer a setting and is ignored: it is now {where}"
-            for name, where in REMOVED.items()
-            if name in names
-        ]
-    )
-    for message in messages:
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        logger.warning(message)
