@@ -39,6 +39,7 @@ from memory_guard.memory.entries import EntryService
 from memory_guard.memory.guard import Guard, LookupLimits
 from memory_guard.memory.import_store import SqliteImportStaging
 from memory_guard.memory.index import VectorIndex, put_stored
+from memory_guard.memory.index_file import open_index_files, save_index_files
 from memory_guard.memory.learning import Learner
 from memory_guard.memory.lookup_store import SqliteLookupLog
 from memory_guard.memory.lookups import LoggedLookup, ReusedLookup
@@ -95,7 +96,9 @@ def _entry_id(row: IndexRow) -> int:
     return row.id
 
 
-async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta) -> VectorIndex:
+async def load_index(
+    store: MemoryStore, embedder: Embedder, max_age: timedelta, approximate_from: int
+) -> VectorIndex:
     """Fill the index with every servable vector of the configured model."""
     started = time.perf_counter()
     try:
@@ -103,7 +106,7 @@ async def load_index(store: MemoryStore, embedder: Embedder, max_age: timedelta)
     except NotReady:
         # A remote model of unpublished width: one call tells it (the endpoint must be up at start).
         await embedder.embed(["dimension probe"])
-    index = VectorIndex(embedder.model_id, embedder.dimension)
+    index = VectorIndex(embedder.model_id, embedder.dimension, approximate_from)
     skipped = 0
     async for rows in store.index_rows(embedder.model_id, max_age):
         skipped += put_stored(index, rows, _entry_id)
@@ -210,9 +213,12 @@ class Services:
             # Before the index is read: rows of an import that never finished are nobody's.
             staging = SqliteImportStaging(db)
             await discard_abandoned_imports(staging)
-            index = await load_index(store, embedder, limits.max_age)
+            index = await load_index(store, embedder, limits.max_age, settings.memory_approximate_from)
             variant_store = SqliteVariantStore(db)
             await load_variants(index, variant_store, limits.max_age)
+            resources.callback(index.close)  # after the save below: it waits for the builds
+            await open_index_files(index, db.path)
+            resources.callback(save_index_files, index, db.path)
             cached = CachingEmbedder(embedder, CACHE_SIZE, metrics)
             verifier = verifier_of(settings, cached, cross_encoder)
             judgements = SqlJudgementStore(db)

@@ -1,8 +1,10 @@
 """The similarity index: one normalized float32 matrix per scope, in memory.
 
 Loaded from the store at start-up and kept in step with every learn, edit and delete.
-A lookup is one matrix-vector product over the scope's rows. Only vectors of one
-embedding model live here, so vectors of different models are never compared.
+A lookup is one matrix-vector product over the scope's rows; in a scope of `approximate_from` rows
+or more, a product over the rows its approximate index proposes (scope_rows.py, ann_index.py),
+with the same rules. Only vectors of one embedding model live here, so vectors of different
+models are never compared.
 
 An entry has a row for its question and one per question variant, all in its scope and with its
 dates; a search gives each entry once, through the best of its wordings.
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -20,9 +23,18 @@ import numpy.typing as npt
 
 from memory_guard.core.scope import Scope
 from memory_guard.embeddings.base import Vectors
+from memory_guard.memory.ann_index import AnnIndex
+from memory_guard.memory.scope_rows import ScopeRows
 
 # Scores closer than this are a tie, decided for the newest entry.
 TIE_EPSILON = 1e-6
+# A scope of this many rows is searched through an approximate index, below exactly: where the
+# approximate index starts to win (bench/scale.py; docs/DEVELOPMENT.md, "Large memories").
+APPROXIMATE_FROM = 20_000
+# Rows the approximate index proposes for an exact re-check, then up to MAX_FETCH when too few
+# live entries are among them (variants of one entry, expired rows).
+APPROXIMATE_FETCH = 64
+MAX_FETCH = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,100 +50,6 @@ def _key(entry_id: int, variant_id: int | None) -> int:
     return entry_id if variant_id is None else -variant_id
 
 
-@dataclass(slots=True)
-class _ScopeRows:
-    """Growable row buffers; rows [0, size) are live. Deletion moves the last row into the hole.
-
-    `keys` are the rows' keys (`_key`), `ids` the entries they belong to."""
-
-    vectors: npt.NDArray[np.float32]
-    keys: npt.NDArray[np.int64]
-    ids: npt.NDArray[np.int64]
-    created: npt.NDArray[np.float64]
-    expires: npt.NDArray[np.float64]
-    size: int = 0
-    positions: dict[int, int] = field(default_factory=dict)
-    variant_rows: int = 0
-
-    @classmethod
-    def empty(cls, dimension: int, capacity: int = 16) -> _ScopeRows:
-        return cls(
-            vectors=np.zeros((capacity, dimension), dtype=np.float32),
-            keys=np.zeros(capacity, dtype=np.int64),
-            ids=np.zeros(capacity, dtype=np.int64),
-            created=np.zeros(capacity, dtype=np.float64),
-            expires=np.zeros(capacity, dtype=np.float64),
-        )
-
-    def _reserve(self, capacity: int) -> None:
-        # Fresh buffers and one copy of the live rows (np.resize would also fill the rest).
-        for name in ("vectors", "keys", "ids", "created", "expires"):
-            old = getattr(self, name)
-            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
-            new[: self.size] = old[: self.size]
-            setattr(self, name, new)
-
-    def _grow(self) -> None:
-        # Not np.resize, which writes the whole new buffer (repeating the rows): at 10,000 rows
-        # that stopped the event loop for ~50 ms in the middle of an import's publication.
-        self._reserve(max(16, len(self.ids) * 2))
-
-    def put(self, key: int, entry_id: int, vector: Vectors, created: float, expires: float) -> None:
-        row = self.positions.get(key)
-        if row is None:
-            if self.size == len(self.ids):
-                self._grow()
-            row = self.size
-            self.size += 1
-            self.positions[key] = row
-            self.variant_rows += key < 0
-        self.vectors[row] = vector
-        self.keys[row] = key
-        self.ids[row] = entry_id
-        self.created[row] = created
-        self.expires[row] = expires
-
-    def redate(self, key: int, created: float, expires: float) -> None:
-        row = self.positions[key]
-        self.created[row] = created
-        self.expires[row] = expires
-
-    def extend(
-        self,
-        keys: npt.NDArray[np.int64],
-        ids: npt.NDArray[np.int64],
-        vectors: Vectors,
-        created: npt.NDArray[np.float64],
-        expires: npt.NDArray[np.float64],
-    ) -> None:
-        """Append rows whose keys are not here yet, in one copy."""
-        start, end = self.size, self.size + len(ids)
-        if end > len(self.ids):
-            self._reserve(max(16, end, len(self.ids) * 2))
-        self.vectors[start:end] = vectors
-        self.keys[start:end] = keys
-        self.ids[start:end] = ids
-        self.created[start:end] = created
-        self.expires[start:end] = expires
-        self.positions.update(zip(keys.tolist(), range(start, end), strict=True))
-        self.variant_rows += int((keys < 0).sum())
-        self.size = end
-
-    def drop(self, key: int) -> None:
-        row = self.positions.pop(key)
-        self.variant_rows -= key < 0
-        last = self.size - 1
-        if row != last:
-            moved = int(self.keys[last])
-            self.vectors[row] = self.vectors[last]
-            self.keys[row] = moved
-            self.ids[row] = self.ids[last]
-            self.created[row] = self.created[last]
-            self.expires[row] = self.expires[last]
-            self.positions[moved] = row
-        self.size = last
-
-
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: list[Hit]
@@ -139,12 +57,28 @@ class SearchResult:
 
 
 class VectorIndex:
-    def __init__(self, model_id: str, dimension: int) -> None:
+    def __init__(self, model_id: str, dimension: int, approximate_from: int = APPROXIMATE_FROM) -> None:
+        """`approximate_from`: the scope size from which an approximate index is used (0: never)."""
         self.model_id = model_id
         self.dimension = dimension
-        self._scopes: dict[Scope, _ScopeRows] = {}
+        self.approximate_from = approximate_from
+        self._scopes: dict[Scope, ScopeRows] = {}
         self._scope_of: dict[int, Scope] = {}  # every entry with a row, question's or variant's
         self._variants_of: dict[int, set[int]] = {}  # the variants with a row, of the entries with any
+        # One worker for every scope's run-time build (a build takes a core for seconds, never
+        # two), started with the first build, stopped by `close`.
+        self._builder: ThreadPoolExecutor | None = None
+
+    def _build_worker(self) -> ThreadPoolExecutor:
+        if self._builder is None:
+            self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ann-build")
+        return self._builder
+
+    def close(self) -> None:
+        """Stop the build worker, once the builds under way are installed or abandoned."""
+        if self._builder is not None:
+            self._builder.shutdown(wait=True, cancel_futures=True)
+            self._builder = None
 
     def __len__(self) -> int:
         """How many entries have a row (their question's, or a variant's)."""
@@ -158,13 +92,23 @@ class VectorIndex:
         rows = self._scopes.get(scope)
         return rows.size if rows else 0
 
-    def _rows_for(self, scope: Scope, entry_id: int) -> _ScopeRows:
+    def scope_rows(self) -> list[tuple[Scope, ScopeRows]]:
+        """Every scope's rows (index_file.py reads and attaches their approximate indexes)."""
+        return list(self._scopes.items())
+
+    def approximate_scopes(self) -> int:
+        """How many scopes are searched through an approximate index."""
+        return sum(
+            rows.ann is not None and rows.size >= self.approximate_from > 0 for rows in self._scopes.values()
+        )
+
+    def _rows_for(self, scope: Scope, entry_id: int) -> ScopeRows:
         previous = self._scope_of.get(entry_id)
         if previous is not None and previous != scope:
             self.remove(entry_id)
         rows = self._scopes.get(scope)
         if rows is None:
-            rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
+            rows = self._scopes[scope] = ScopeRows.empty(self.dimension)
         self._scope_of[entry_id] = scope
         return rows
 
@@ -222,7 +166,7 @@ class VectorIndex:
                     self.put_variant(scope, entry_id, variant_ids[i], vectors[i], created[i], expires[i])
             return
         if rows is None:
-            rows = self._scopes[scope] = _ScopeRows.empty(self.dimension)
+            rows = self._scopes[scope] = ScopeRows.empty(self.dimension)
         rows.extend(
             np.asarray(keys, dtype=np.int64),
             np.asarray(ids, dtype=np.int64),
@@ -266,11 +210,17 @@ class VectorIndex:
     def search(self, scope: Scope, query: Vectors, k: int, now: float) -> SearchResult:
         """Best `k` entries of the scope, each through its best live wording; ties go to the newest.
 
-        Expired rows are never returned; their entries' ids come back in `expired` for pruning.
+        Expired rows are never returned; their entries' ids come back in `expired` for pruning
+        (with the approximate index, those of the rows it proposed).
         """
         rows = self._scopes.get(scope)
         if rows is None or rows.size == 0:
             return SearchResult([], [])
+        if rows.size >= self.approximate_from > 0:
+            ann = rows.approximate(self.approximate_from, self._build_worker())
+            found = _approximate(rows, ann, query, k, now) if ann is not None else None
+            if found is not None:
+                return found
         n = rows.size
         # Not `@`: a matrix-vector product this size goes to OpenBLAS's thread pool, whose
         # idle workers spin-wait after each call and kept a whole core of this 2-core machine
@@ -290,7 +240,34 @@ class VectorIndex:
             wanted = min(n, wanted * 2 + rows.variant_rows)
 
 
-def _best(rows: _ScopeRows, scores: npt.NDArray[np.float32], wanted: int, k: int) -> list[Hit]:
+def _approximate(rows: ScopeRows, ann: AnnIndex, query: Vectors, k: int, now: float) -> SearchResult | None:
+    """The best `k` entries among the rows the approximate index proposes, scored exactly
+    against the live rows; None when it cannot find `k` live entries (most rows expired): the
+    caller then searches exactly."""
+    fetch = max(APPROXIMATE_FETCH, 4 * k)
+    while True:
+        # The graph forgets dropped rows (their keys are no longer in `positions` either).
+        chosen = np.fromiter(
+            (
+                row
+                for key in ann.search(query, fetch).tolist()
+                if (row := rows.positions.get(key)) is not None
+            ),
+            dtype=np.int64,
+        )
+        scores = np.einsum("ij,j->i", rows.vectors[chosen], query)
+        dead = rows.expires[chosen] <= now
+        scores[dead] = -math.inf
+        hits = _rank(rows, chosen, scores, k)
+        if len(hits) >= k or fetch >= rows.size:
+            expired = sorted({int(i) for i in rows.ids[chosen[dead]]})
+            return SearchResult(hits, expired)
+        if fetch >= MAX_FETCH:
+            return None
+        fetch *= 4
+
+
+def _best(rows: ScopeRows, scores: npt.NDArray[np.float32], wanted: int, k: int) -> list[Hit]:
     """The best `k` entries among the best `wanted` live rows (and those tied with the last)."""
     n = rows.size
     if wanted < n:
@@ -301,7 +278,13 @@ def _best(rows: _ScopeRows, scores: npt.NDArray[np.float32], wanted: int, k: int
         chosen = np.flatnonzero(scores > -math.inf)
     if chosen.size == 0:
         return []
-    picked = scores[chosen]
+    return _rank(rows, chosen, scores[chosen], k)
+
+
+def _rank(
+    rows: ScopeRows, chosen: npt.NDArray[np.int64], picked: npt.NDArray[np.float32], k: int
+) -> list[Hit]:
+    """The best `k` entries of the rows `chosen`, whose scores are `picked`."""
     rounded = np.round(picked / TIE_EPSILON)
     # Best score, then newest entry, then highest id; an entry's question before its variants.
     order = np.lexsort((-rows.keys[chosen], -rows.ids[chosen], -rows.created[chosen], -rounded))

@@ -148,6 +148,14 @@ class Settings(BaseSettings):
     memory_assisted_top_k: int = Field(
         default=3, ge=1, le=20, description="How many close matches at most are given to the LLM."
     )
+    memory_approximate_from: int = Field(
+        default=20_000,
+        ge=0,
+        description="Rows of one scope (questions and their variants) from which it is searched through an "
+        "approximate (HNSW) index whose best results are re-checked exactly, kept beside the SQLite file in "
+        "<file>.ann/ so that a start reads it rather than rebuild it; smaller scopes are searched exactly. "
+        "0: always exact.",
+    )
     memory_search_min_score: float = Field(
         default=0.4,
         ge=-1.0,
