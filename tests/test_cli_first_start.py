@@ -6,19 +6,16 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
-import socket
 import stat
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 from memory_guard.core.api_keys import Role, parse_api_keys
+from tests.served_process import served_process
 
 COMMANDS = ("serve", "reindex", "export", "import")
 
@@ -109,52 +106,17 @@ def test_a_bad_key_file_is_one_clear_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-@contextmanager
-def serving(tmp_path: Path, keys: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memory_guard", "serve", "--port", str(port), "--key-file", str(keys)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=_environment(tmp_path, {}),
-        cwd=tmp_path,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, "the service stopped"
-            assert time.monotonic() < deadline, "the service did not start"
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 def test_the_first_start_key_opens_the_service_and_stays(tmp_path: Path) -> None:
     keys = tmp_path / "api_keys"
     logs = []
     for _ in range(2):
-        with serving(tmp_path, keys) as (url, process):
-            assert httpx.get(f"{url}/staff/memory").status_code == 401, "no longer dev mode"
+        args = ("--key-file", str(keys))
+        with served_process(args, _environment(tmp_path, {}), tmp_path) as served:
+            assert httpx.get(f"{served.url}/staff/memory").status_code == 401, "no longer dev mode"
             (key,) = parse_api_keys(keys.read_text().strip())
             headers = {"Authorization": f"Bearer {key.key}"}
-            assert httpx.get(f"{url}/staff/memory", headers=headers).status_code == 200
-        assert process.stdout is not None
-        logs.append(process.stdout.read())
+            assert httpx.get(f"{served.url}/staff/memory", headers=headers).status_code == 200
+        logs.append(served.output)
     assert "wrote a new staff key" in logs[0]
     assert "using the keys of" in logs[1], "the second start reads the same file"
     assert key.key not in "".join(logs)

@@ -5,27 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 
+from tests.served_process import served_process
+
 KEY = "k-serve-secret-0123456789"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def _serve_and_ask(tmp_path: Path, log_format: str) -> str:
     """Starts the service, sends three requests (ids srv-1..srv-3), stops it; its whole log."""
-    port = _free_port()
     env = {
         **os.environ,
         "MEMORY_DB_PATH": str(tmp_path / "serve.db"),
@@ -34,33 +24,13 @@ def _serve_and_ask(tmp_path: Path, log_format: str) -> str:
         "LOG_LEVEL": "INFO",
         "LOG_FORMAT": log_format,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memory_guard", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, "the service stopped"
-            assert time.monotonic() < deadline, "the service did not start"
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with served_process((), env, tmp_path) as served:
+        url = served.url
         auth = {"Authorization": f"Bearer {KEY}"}
         assert httpx.get(f"{url}/healthz", headers={"X-Request-ID": "srv-1"}).status_code == 200
         assert httpx.get(f"{url}/staff/memory", headers={**auth, "X-Request-ID": "srv-2"}).status_code == 200
         assert httpx.get(f"{url}/nowhere", headers={"X-Request-ID": "srv-3"}).status_code == 404
-    finally:
-        process.terminate()
-        output, _ = process.communicate(timeout=30)
-    return output
+    return served.output
 
 
 def test_json_logs_one_access_line_per_request_and_no_uvicorn_duplicate(tmp_path: Path) -> None:
