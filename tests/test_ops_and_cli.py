@@ -218,19 +218,31 @@ def test_metrics_token_guards_metrics(app_factory: Callable[..., LiveApp]) -> No
         assert "memory_guard_lookups_total" in scraper.get("/metrics").text
 
 
-def test_cors_lets_a_configured_frontend_in(app_factory: Callable[..., LiveApp]) -> None:
-    live = app_factory(cors_origins="https://app.example")
-    preflight = {
-        "Origin": "https://app.example",
+def _preflight(browser: httpx.Client, origin: str) -> httpx.Response:
+    headers = {
+        "Origin": origin,
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "authorization,content-type",
     }
+    return browser.options("/chat", headers=headers)
+
+
+def test_cors_lets_a_configured_frontend_in(app_factory: Callable[..., LiveApp]) -> None:
+    live = app_factory(cors_origins="https://app.example")
     with client_for(live, None) as browser:
-        allowed = browser.options("/chat", headers=preflight)
+        allowed = _preflight(browser, "https://app.example")
         assert allowed.status_code == 200
         assert allowed.headers["access-control-allow-origin"] == "https://app.example"
-        refused = browser.options("/chat", headers={**preflight, "Origin": "https://evil.example"})
+        refused = _preflight(browser, "https://evil.example")
         assert "access-control-allow-origin" not in refused.headers
+
+
+def test_cors_origins_star_lets_every_origin_in(app_factory: Callable[..., LiveApp]) -> None:
+    live = app_factory(cors_origins="*")
+    with client_for(live, None) as browser:
+        allowed = _preflight(browser, "https://anywhere.example")
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "*"
 
 
 def test_serve_sets_fixed_heap_thresholds_on_glibc() -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -198,3 +198,16 @@ class Database:
 
 def placeholders(values: Iterable[object]) -> str:
     return ",".join("?" for _ in values)
+
+
+# Values bound in one `IN (...)` at most: SQLite's limit of bound variables was 999 before 3.32,
+# and a query may bind its list twice besides its other parameters.
+IN_BATCH = 400
+
+T = TypeVar("T")
+
+
+def in_batches(values: Sequence[T], size: int = IN_BATCH) -> Iterator[Sequence[T]]:
+    """`values` in slices small enough for one `IN (...)`."""
+    for start in range(0, len(values), size):
+        yield values[start : start + size]

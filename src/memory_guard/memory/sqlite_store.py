@@ -15,7 +15,7 @@ import aiosqlite
 from memory_guard.core.clock import to_text
 from memory_guard.core.decision import DECISIONS
 from memory_guard.core.scope import Scope
-from memory_guard.db.database import Database, Row, placeholders
+from memory_guard.db.database import Database, Row, in_batches, placeholders
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Action, Change
 from memory_guard.memory.audit_store import write_event
@@ -302,8 +302,7 @@ class SqliteMemoryStore:
     async def statuses_by_key(self, tenant: str, keys: Sequence[str]) -> dict[str, set[Status]]:
         """The statuses of the entries stored under each of these normalized-question keys."""
         found: dict[str, set[Status]] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
+        for chunk in in_batches(keys):
             rows = await self._db.fetch_all(
                 f"SELECT DISTINCT key_hash, status FROM responses WHERE tenant = ? AND {VISIBLE} "
                 f"AND key_hash IN ({placeholders(chunk)})",

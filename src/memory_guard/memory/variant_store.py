@@ -15,7 +15,7 @@ import aiosqlite
 
 from memory_guard.core.clock import from_text, to_text
 from memory_guard.core.scope import Scope
-from memory_guard.db.database import Database, Row, placeholders
+from memory_guard.db.database import Database, Row, in_batches, placeholders
 from memory_guard.embeddings.base import Vectors
 from memory_guard.memory.audit import Change
 from memory_guard.memory.entry import Entry
@@ -180,8 +180,7 @@ class SqliteVariantStore:
 
     async def holders(self, tenant: str, keys: Sequence[str]) -> dict[str, list[Holder]]:
         found: dict[str, list[Holder]] = {}
-        for start in range(0, len(keys), 400):
-            chunk = keys[start : start + 400]
+        for chunk in in_batches(keys):
             marks = placeholders(chunk)
             rows = await self._db.fetch_all(
                 "SELECT r.key_hash AS key, r.id AS entry_id, NULL AS variant_id FROM responses r "
@@ -199,8 +198,7 @@ class SqliteVariantStore:
 
     async def of_entries(self, tenant: str, entry_ids: Sequence[int]) -> dict[int, list[Variant]]:
         found: dict[int, list[Variant]] = {}
-        for start in range(0, len(entry_ids), 500):
-            chunk = entry_ids[start : start + 500]
+        for chunk in in_batches(entry_ids):
             rows = await self._db.fetch_all(
                 f"SELECT {_VARIANT} FROM {_JOIN} WHERE v.tenant = ? AND {_LIVE_ENTRY} "
                 f"AND v.response_id IN ({placeholders(chunk)}) ORDER BY v.id",
@@ -289,8 +287,7 @@ class SqliteVariantStore:
 
     async def vectors(self, entry_ids: Sequence[int], model_id: str) -> dict[int, list[tuple[int, Vectors]]]:
         found: dict[int, list[tuple[int, Vectors]]] = {}
-        for start in range(0, len(entry_ids), 500):
-            chunk = entry_ids[start : start + 500]
+        for chunk in in_batches(entry_ids):
             rows = await self._db.fetch_all(
                 "SELECT id, response_id, embedding FROM response_variants WHERE embedding_model = ? "
                 f"AND embedding IS NOT NULL AND response_id IN ({placeholders(chunk)}) ORDER BY id",
